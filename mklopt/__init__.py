@@ -1,0 +1,25 @@
+"""mklopt: a convex-modeling suite for Multiple Kernel Learning.
+
+Every formulation is declarative CVXPY solved by pluggable backends, and every
+result carries mklopt's own duality-gap certificate. **p is the weight norm**
+(:math:`\\|\\mu\\|_p \\le 1`) everywhere.
+"""
+
+from .api import solve
+from .backends import available_backends
+from .certificates import certify
+from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
+                         SolverError)
+from .kernels import KernelSet, kernel_stack
+from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, LpBall, NonIsotropic,
+                           Regularizer, WeightedL1, block_from_weight_norm, weight_from_block_norm)
+from .result import Certificate, MKLResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "solve", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
+    "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
+    "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
+    "MKLError", "InvalidInputError", "KernelError", "NotPSDError", "BackendError", "SolverError",
+]

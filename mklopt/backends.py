@@ -1,0 +1,165 @@
+"""Solver backends as data.
+
+Each backend is a CVXPY solver with a set of cone classes it can handle and
+a function mapping mklopt's single tolerance ``tol`` to the solver's own
+options. A formulation declares the cone class it needs (``"LP"``, ``"QP"``,
+``"SOCP"``, ...); :func:`select_backend` picks the default or checks an
+explicit choice, raising an error that lists the installed capable ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import cvxpy as cp
+
+from .exceptions import BackendError, BackendNotInstalledError, IncapableBackendError
+
+__all__ = ["Backend", "BACKENDS", "available_backends", "capable_backends",
+           "select_backend", "solver_options", "CONE_ORDER"]
+
+#: Cone classes from simplest to richest; a formulation needs one of them.
+CONE_ORDER = ("LP", "QP", "SOCP", "EXP", "POW", "SDP")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A solver backend.
+
+    Attributes
+    ----------
+    name : str
+        CVXPY solver name.
+    cones : frozenset of str
+        Cone classes it solves (see :data:`CONE_ORDER`).
+    options : callable
+        ``options(tol) -> dict`` of solver keyword arguments.
+    accuracy : float
+        Relative accuracy one can expect at best (first-order methods are
+        far less accurate than interior point); used by ``verify=True``.
+    install : str
+        How to install it (shown in errors).
+    """
+
+    name: str
+    cones: frozenset
+    options: Callable[[float], dict] = field(repr=False)
+    accuracy: float = 1e-8
+    install: str = ""
+
+    def can_solve(self, cone: str) -> bool:
+        return cone in self.cones
+
+    @property
+    def installed(self) -> bool:
+        return self.name in cp.installed_solvers()
+
+
+_CONIC = frozenset({"LP", "QP", "SOCP", "EXP", "POW"})
+
+BACKENDS: dict[str, Backend] = {b.name: b for b in [
+    Backend("CLARABEL", _CONIC | {"SDP"},
+            lambda tol: dict(tol_gap_abs=tol, tol_gap_rel=tol, tol_feas=tol,
+                             tol_ktratio=min(1e-6, tol), max_iter=500),
+            accuracy=1e-9, install="pip install clarabel"),
+    Backend("ECOS", frozenset({"LP", "QP", "SOCP", "EXP"}),
+            lambda tol: dict(abstol=tol, reltol=tol, feastol=tol, max_iters=500),
+            accuracy=1e-8, install="pip install ecos"),
+    Backend("SCS", _CONIC | {"SDP"},
+            lambda tol: dict(eps_abs=max(tol, 1e-9), eps_rel=max(tol, 1e-9),
+                             max_iters=200_000),
+            accuracy=1e-4, install="pip install scs"),
+    Backend("HIGHS", frozenset({"LP", "QP"}),
+            lambda tol: dict(primal_feasibility_tolerance=max(tol, 1e-10),
+                             dual_feasibility_tolerance=max(tol, 1e-10),
+                             ipm_optimality_tolerance=max(tol, 1e-12)),
+            accuracy=1e-9, install="pip install highspy"),
+    Backend("OSQP", frozenset({"LP", "QP"}),
+            lambda tol: dict(eps_abs=tol, eps_rel=tol, max_iter=200_000, polish=True),
+            accuracy=1e-5, install="pip install osqp"),
+    Backend("MOSEK", _CONIC | {"SDP"},
+            lambda tol: dict(eps=tol), accuracy=1e-9,
+            install="pip install mosek (and a license)"),
+    Backend("GUROBI", frozenset({"LP", "QP", "SOCP"}),
+            lambda tol: dict(OptimalityTol=max(tol, 1e-9), FeasibilityTol=max(tol, 1e-9),
+                             BarConvTol=max(tol, 1e-12)),
+            accuracy=1e-8, install="pip install gurobipy (and a license)"),
+]}
+
+#: Default backend per cone class (first installed one wins).
+DEFAULTS: dict[str, tuple[str, ...]] = {
+    "LP": ("HIGHS", "CLARABEL", "ECOS", "SCS"),
+    "QP": ("CLARABEL", "HIGHS", "ECOS", "OSQP", "SCS"),
+    "SOCP": ("CLARABEL", "ECOS", "MOSEK", "SCS"),
+    "EXP": ("CLARABEL", "ECOS", "SCS"),
+    "POW": ("CLARABEL", "SCS"),
+    "SDP": ("CLARABEL", "SCS"),
+}
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends installed here."""
+    installed = set(cp.installed_solvers())
+    return [name for name in BACKENDS if name in installed]
+
+
+def capable_backends(cone: str) -> list[str]:
+    """Installed backends able to solve problems of cone class ``cone``."""
+    return [name for name in available_backends() if BACKENDS[name].can_solve(cone)]
+
+
+def select_backend(backend: Any, cone: str, formulation: str = "") -> tuple[str, Any]:
+    """Resolve ``backend`` for a problem of class ``cone``.
+
+    Parameters
+    ----------
+    backend : None, str or CVXPY solver instance
+        ``None`` picks the default for the cone class.
+    cone : str
+    formulation : str
+        Only used in error messages.
+
+    Returns
+    -------
+    (name, solver) : the registry name and what to pass to ``Problem.solve``.
+    """
+    what = f"formulation '{formulation}' ({cone})" if formulation else f"a {cone} problem"
+    if backend is None:
+        for name in DEFAULTS.get(cone, ()):
+            if BACKENDS[name].installed:
+                return name, name
+        raise BackendNotInstalledError(
+            f"no installed backend can solve {what}; install one: "
+            + ", ".join(BACKENDS[n].install for n in DEFAULTS.get(cone, ())))
+    if not isinstance(backend, str):  # a CVXPY solver instance (custom backend)
+        name = getattr(backend, "name", lambda: type(backend).__name__)()
+        return str(name), backend
+    name = backend.upper()
+    capable = capable_backends(cone)
+    if name not in BACKENDS:
+        if name in cp.installed_solvers():
+            return name, name  # a CVXPY solver mklopt has no data for: trust the user
+        raise BackendError(
+            f"unknown backend {backend!r}; installed capable backends for {what}: {capable}.")
+    if not BACKENDS[name].can_solve(cone):
+        raise IncapableBackendError(
+            f"backend {name} cannot solve {what}; use one of {capable}.")
+    if not BACKENDS[name].installed:
+        raise BackendNotInstalledError(
+            f"backend {name} is not installed ({BACKENDS[name].install}); "
+            f"installed capable backends for {what}: {capable}.")
+    return name, name
+
+
+def solver_options(name: str, tol: float) -> dict:
+    """Solver keyword arguments for tolerance ``tol`` (empty for unknown solvers)."""
+    backend = BACKENDS.get(name)
+    return backend.options(tol) if backend else {}
+
+
+def accuracy(name: str) -> float:
+    """Best relative accuracy to expect from backend ``name``."""
+    backend = BACKENDS.get(name)
+    return backend.accuracy if backend else 1e-6

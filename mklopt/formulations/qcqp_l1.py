@@ -1,0 +1,51 @@
+"""ℓ1-MKL as a QCQP (Lanckriet et al. 2004; tutorial Part II; thesis §2.3.2).
+
+.. math::
+
+    \\max_{\\alpha, t}\\ 1^\\top\\alpha - t \\quad\\text{s.t.}\\quad
+    \\tfrac12 s_m(\\alpha)/v_m \\le t\\ \\ \\forall m,\\quad 0\\le\\alpha\\le C,\\ y^\\top\\alpha=0,
+
+with :math:`v = 1` for the simplex (ℓ1-MKL) and :math:`v` the weights of a
+``WeightedL1`` set. The kernel weights are the multipliers :math:`\\lambda_m`
+of the quadratic constraints divided by :math:`v_m` (they satisfy
+:math:`\\langle v, \\mu\\rangle = \\sum_m\\lambda_m = 1`).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from ..exceptions import FormulationError
+from ..regularizers import LpBall, WeightedL1
+from ._base import Formulation, MKLData, Model, dual_box, dual_values, quad_terms
+
+
+def _scales(data: MKLData) -> np.ndarray:
+    reg = data.regularizer
+    if isinstance(reg, WeightedL1):
+        return reg.v
+    if isinstance(reg, LpBall) and reg.p == 1:
+        return np.ones(data.M)
+    raise FormulationError(
+        f"qcqp_l1 solves l1-MKL (p=1) or a weighted-l1 set, not {reg!r}; "
+        "use formulation='lp_dual' or 'lp_primal' for other weight sets.")
+
+
+def build(data: MKLData) -> Model:
+    v = _scales(data)
+    alpha, coef, cons = dual_box(data)
+    t = cp.Variable(name="t")
+    quad = [0.5 * s / v_m <= t for s, v_m in zip(quad_terms(data.factors(), coef), v)]
+    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - t), cons + quad)
+
+    def extract():
+        return np.clip(dual_values(quad), 0, None) / v, alpha.value, 0.0
+
+    return Model(problem, extract, data.regularizer)
+
+
+FORMULATION = Formulation(
+    "qcqp_l1", "SOCP", build,
+    "l1-MKL QCQP; weights = multipliers of the M quadratic constraints",
+    page="qcqp_l1.md")

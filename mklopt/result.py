@@ -1,0 +1,157 @@
+"""The one result type of mklopt (the qpsolvers model)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .exceptions import InvalidInputError
+
+__all__ = ["Certificate", "MKLResult"]
+
+
+@dataclass
+class Certificate:
+    """mklopt's own optimality certificate for a candidate (DESIGN §6).
+
+    ``dual <= OPT <= primal`` always holds (weak duality) for the reported
+    values; ``gap = primal - dual`` and ``rel_gap = gap / max(1, |primal|)``.
+
+    Attributes
+    ----------
+    primal : float
+        :math:`P = \\tfrac12\\sum_m\\mu_m s_m(\\alpha) + C\\sum_i\\max(0, 1-y_i(f_i+b^*))`.
+    dual : float
+        :math:`G = 1^\\top\\alpha - \\tfrac12\\sigma_\\Theta(s(\\alpha))`.
+    bias : float
+        The exact hinge-minimizing bias :math:`b^*`.
+    weights, alpha : ndarray
+        The candidate after scaling into Θ and projecting onto the dual box.
+    """
+
+    primal: float
+    dual: float
+    gap: float
+    rel_gap: float
+    bias: float
+    weights: np.ndarray
+    alpha: np.ndarray
+
+    def __repr__(self) -> str:
+        return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
+                f"gap={self.gap:.3g}, rel_gap={self.rel_gap:.3g})")
+
+
+@dataclass
+class MKLResult:
+    """Result of :func:`mklopt.solve` or :func:`mklopt.fit`.
+
+    Attributes
+    ----------
+    weights : ndarray (M,)
+        Kernel weights :math:`\\mu`.
+    alpha : ndarray (n,)
+        Dual coefficients :math:`\\alpha` (``0 <= alpha <= C``).
+    bias : float
+        Offset :math:`b`.
+    primal, dual, gap, rel_gap : float
+        mklopt's certificate (dual <= OPT <= primal).
+    status : str
+        ``"optimal"`` (certified within tolerance), ``"converged"``,
+        ``"max_iter"``, ``"time_limit"``, ``"uncertified"``, ...
+    iterations : int
+    history : list of dict
+        One record per outer iteration (drivers).
+    backend, formulation : str
+    solve_time : float
+        Seconds.
+    dual_coef : ndarray (n,)
+        :math:`y \\circ \\alpha` (the decision function's coefficients).
+    classes : ndarray (2,)
+        Original labels mapped to -1 and +1.
+    """
+
+    weights: np.ndarray
+    alpha: np.ndarray
+    bias: float
+    primal: float
+    dual: float
+    gap: float
+    rel_gap: float
+    status: str
+    iterations: int = 0
+    history: list = field(default_factory=list)
+    backend: str | None = None
+    formulation: str | None = None
+    solve_time: float = 0.0
+    dual_coef: np.ndarray | None = None
+    classes: np.ndarray | None = None
+    kernel_names: list | None = None
+    certificate: Certificate | None = None
+    verification: dict | None = None
+    message: str = ""
+    info: dict = field(default_factory=dict)
+
+    @property
+    def objective(self) -> float:
+        """Best known estimate of the optimal value (the certified primal)."""
+        return self.primal
+
+    def decision_function(self, test_kernels) -> np.ndarray:
+        """:math:`f(x) = \\sum_m \\mu_m K_m(x, X)(y\\circ\\alpha) + b`.
+
+        Parameters
+        ----------
+        test_kernels : array (M, n_test, n_train) or (n_test, n_train) when M = 1
+            Kernels between test and training points, normalized like the
+            training kernels (see :meth:`KernelSet.transform_test`).
+        """
+        T = np.asarray(test_kernels, dtype=float)
+        if T.ndim == 2:
+            T = T[None]
+        M, n = self.weights.size, self.dual_coef.size
+        if T.ndim != 3 or T.shape[0] != M or T.shape[2] != n:
+            raise InvalidInputError(
+                f"test kernels must have shape (M={M}, n_test, n_train={n}), got {T.shape}.")
+        support = np.flatnonzero(self.dual_coef)
+        scores = np.tensordot(self.weights, T[:, :, support], axes=1) @ self.dual_coef[support]
+        return scores + self.bias
+
+    def predict(self, test_kernels) -> np.ndarray:
+        """Predicted labels (in the original label values)."""
+        f = self.decision_function(test_kernels)
+        classes = self.classes if self.classes is not None else np.array([-1, 1])
+        return np.where(f >= 0, classes[1], classes[0])
+
+    def summary(self) -> str:
+        w = np.array2string(np.asarray(self.weights), precision=4, suppress_small=True)
+        return (f"{self.formulation} [{self.backend}] status={self.status} "
+                f"primal={self.primal:.8g} dual={self.dual:.8g} rel_gap={self.rel_gap:.2e} "
+                f"iterations={self.iterations} time={self.solve_time:.3f}s weights={w}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable dictionary (arrays become lists)."""
+        out = {}
+        for key, value in asdict(self).items():
+            out[key] = _jsonable(value)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
