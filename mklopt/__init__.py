@@ -5,7 +5,7 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
-from .api import solve
+from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
@@ -18,7 +18,7 @@ from .result import Certificate, MKLResult
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
+    "solve", "fit", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
     "MKLError", "InvalidInputError", "KernelError", "NotPSDError", "BackendError", "SolverError",

@@ -13,14 +13,14 @@ import numpy as np
 from . import backends as bk
 from ._validation import check_C, check_labels
 from .certificates import certificate
-from .exceptions import (DisagreementWarning, FormulationError, MKLError, NotPSDError,
+from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, MKLError,
                          SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
 from .kernels import KernelSet
 from .regularizers import Regularizer, as_regularizer
 from .result import MKLResult
 
-__all__ = ["solve", "prepare", "gap_tolerance"]
+__all__ = ["solve", "fit", "prepare", "gap_tolerance"]
 
 _ACCEPTED = ("optimal", "optimal_inaccurate")
 
@@ -128,14 +128,17 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
     start = time.perf_counter()
     model = _build(form, data)
     _run_backend(model.problem, name, solver, tol, form.name)
-    weights, alpha, _ = model.extract()
+    weights, alpha, bias = model.extract()
     if weights is None or alpha is None or not (np.all(np.isfinite(weights)) and np.all(np.isfinite(alpha))):
         raise SolverError(f"backend {name} returned no finite solution for '{form.name}' (status {model.problem.status}).")
     reg = model.certificate_regularizer
-    cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
+    if model.certify is not None:
+        cert = model.certify(weights, alpha, bias)
+    else:
+        cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
     limit = gap_tolerance(name, tol)
     raw_gap, polished = cert.rel_gap, False
-    if form.name != "svm" and not cert.rel_gap <= limit / 10:
+    if model.certify is None and form.name != "svm" and not cert.rel_gap <= limit / 10:
         cert, polished = _polish(data, cert, reg, name, tol)
     elapsed = time.perf_counter() - start
     ok = np.isfinite(cert.rel_gap) and cert.rel_gap <= limit
@@ -147,7 +150,7 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
         dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
         backend=name, formulation=form.name, solve_time=elapsed,
-        dual_coef=data.y * cert.alpha, kernel_names=list(data.kernels.names),
+        dual_coef=data.y * cert.alpha,  # broadcasts over (M, n) per-kernel alphas too kernel_names=list(data.kernels.names),
         certificate=cert, message=message,
         info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
               "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished, **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
@@ -221,3 +224,60 @@ def _entry(res: MKLResult) -> dict:
     return {"status": res.status, "primal": res.primal, "dual": res.dual, "rel_gap": res.rel_gap,
             "backend_value": res.info["backend_value"], "time": res.solve_time,
             "weights": res.weights.tolist()}
+
+
+def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0,
+        regularizer: Regularizer | None = None, tol: float = 1e-4, max_iter: int | None = None,
+        time_limit: float | None = None, inner: Any = "libsvm", backend: Any = None,
+        callback=None, progress: bool = False, **params) -> MKLResult:
+    """Run an outer loop until its certified relative gap is below ``tol``.
+
+    Parameters
+    ----------
+    kernels, y, C, p, regularizer
+        As in :func:`solve` (``p`` is the weight norm).
+    driver : {"wrapper", "cutting_plane", "dca", ...}, optional
+        Default: ``"cutting_plane"`` for p = 1 (the wrapper is slow there),
+        ``"wrapper"`` otherwise.
+    tol : float
+        Stop when ``rel_gap = (best primal - best dual) / max(1, |primal|) <= tol``.
+    max_iter : int, optional
+        Iteration cap (default 1000; 5000 for the wrapper at p = 1).
+    time_limit : float, optional
+        Seconds.
+    inner : {"libsvm", "cvxpy"} or callable
+        Inner SVM solver (``inner(weights) -> alpha``); "cvxpy" uses ``backend``.
+    callback : callable, optional
+        ``callback(record)`` after every iteration; return False to stop.
+    progress : bool
+        Show a tqdm progress bar with the gap.
+    **params
+        Driver options (``max_cuts=``, ``master="taylor"``, ``theta=`` for DCA, ...).
+
+    Returns
+    -------
+    MKLResult
+        ``status`` is the stop reason ("converged", "max_iter", "time_limit",
+        "callback"); ``history`` has one record per iteration.
+    """
+    from .drivers import DRIVERS, run
+
+    psd = params.pop("psd", True)
+    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd)
+    if driver is None:
+        driver = "cutting_plane" if getattr(data.regularizer, "p", None) == 1 else "wrapper"
+    if driver not in DRIVERS:
+        raise FormulationError(f"unknown driver {driver!r}; choose one of {sorted(DRIVERS)}.")
+    if not (tol > 0):
+        raise InvalidInputError(f"tol must be positive, got {tol}.")
+    if max_iter is None:
+        max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 else 1000
+    try:
+        loop = DRIVERS[driver](data, inner=inner, tol=tol, backend=backend, **params)
+    except TypeError as exc:
+        raise InvalidInputError(f"driver '{driver}' got unexpected options {sorted(params)}: {exc}") from None
+    result = run(loop, tol=tol, max_iter=int(max_iter), time_limit=time_limit,
+                 callback=callback, progress=progress)
+    result.classes = classes
+    result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(inner)
+    return result

@@ -106,7 +106,7 @@ def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: n
     dual = float(np.sum(a)) - regularizer.dual_penalty(s)
     gap = primal - dual
     return Certificate(primal=primal, dual=dual, gap=gap,
-                       rel_gap=gap / max(1.0, abs(primal)), bias=bias, weights=mu, alpha=a)
+                       rel_gap=gap / max(1.0, abs(primal)), bias=bias, weights=mu, alpha=a, s=s)
 
 
 def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,

@@ -39,6 +39,8 @@ class Certificate:
     bias: float
     weights: np.ndarray
     alpha: np.ndarray
+    #: Quadratic terms :math:`s_m(\\alpha)` at the projected alpha (reused by drivers).
+    s: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
@@ -53,8 +55,9 @@ class MKLResult:
     ----------
     weights : ndarray (M,)
         Kernel weights :math:`\\mu`.
-    alpha : ndarray (n,)
-        Dual coefficients :math:`\\alpha` (``0 <= alpha <= C``).
+    alpha : ndarray (n,) or (M, n)
+        Dual coefficients :math:`\\alpha` (``0 <= alpha <= C``); per-kernel
+        coefficients :math:`\\alpha_{k,j}` (shape (M, n)) for VKR.
     bias : float
         Offset :math:`b`.
     primal, dual, gap, rel_gap : float
@@ -112,12 +115,15 @@ class MKLResult:
         T = np.asarray(test_kernels, dtype=float)
         if T.ndim == 2:
             T = T[None]
-        M, n = self.weights.size, self.dual_coef.size
+        M, n = self.weights.size, np.shape(self.dual_coef)[-1]
         if T.ndim != 3 or T.shape[0] != M or T.shape[2] != n:
             raise InvalidInputError(
                 f"test kernels must have shape (M={M}, n_test, n_train={n}), got {T.shape}.")
-        support = np.flatnonzero(self.dual_coef)
-        scores = np.tensordot(self.weights, T[:, :, support], axes=1) @ self.dual_coef[support]
+        coef = np.asarray(self.dual_coef)
+        if coef.ndim == 2:  # one coefficient vector per kernel (VKR): sum_k T_k @ coef_k
+            return np.einsum("kij,kj->i", T, coef) + self.bias
+        support = np.flatnonzero(coef)
+        scores = np.tensordot(self.weights, T[:, :, support], axes=1) @ coef[support]
         return scores + self.bias
 
     def predict(self, test_kernels) -> np.ndarray:

@@ -53,8 +53,11 @@ class Model:
 
     problem: cp.Problem
     extract: Callable[[], tuple[np.ndarray, np.ndarray, float]]
-    certificate_regularizer: Regularizer
+    certificate_regularizer: Regularizer | None
     info: dict[str, Any] = field(default_factory=dict)
+    #: Optional formulation-specific certificate ``certify(weights, alpha, bias)
+    #: -> Certificate`` (e.g. the VKR LP); the generic MKL certificate otherwise.
+    certify: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

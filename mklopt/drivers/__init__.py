@@ -1,0 +1,21 @@
+"""Outer loops. One generic loop (:mod:`.base`); each driver is a thin specialization.
+
+``DRIVERS`` maps the names accepted by :func:`mklopt.fit` to driver classes;
+``register(name, cls)`` adds one.
+"""
+
+from __future__ import annotations
+
+from .base import Driver, Step, run
+from .cutting_plane import CuttingPlane
+from .wrapper import Wrapper
+
+DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane}
+
+
+def register(name: str, cls: type) -> None:
+    """Make a driver class available as ``mklopt.fit(..., driver=name)``."""
+    DRIVERS[name] = cls
+
+
+__all__ = ["DRIVERS", "Driver", "Step", "run", "register", "Wrapper", "CuttingPlane"]

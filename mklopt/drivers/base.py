@@ -1,0 +1,151 @@
+"""The one generic outer loop every driver specializes.
+
+state -> step -> certificate -> stop test -> record -> callback/progress.
+A driver supplies the initial weights and one ``step(weights)``; the loop
+keeps the best certified bounds, the history, the stop reason and the result.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..certificates import certificate
+from ..formulations import MKLData
+from ..result import Certificate, MKLResult
+
+__all__ = ["Driver", "Step", "run"]
+
+
+@dataclass
+class Step:
+    """What one driver iteration produced.
+
+    Attributes
+    ----------
+    alpha : ndarray
+        Dual coefficients found at the current weights.
+    certificate : Certificate
+        mklopt's certificate of (current weights, alpha).
+    next_weights : ndarray
+        Weights for the next iteration.
+    lower, upper : float
+        Extra valid bounds on OPT (e.g. the cutting-plane master value).
+    extra : dict
+        Additional values recorded in the history.
+    """
+
+    alpha: np.ndarray
+    certificate: Certificate
+    next_weights: np.ndarray
+    lower: float = -math.inf
+    upper: float = math.inf
+    extra: dict = field(default_factory=dict)
+
+
+class Driver:
+    """Base class of outer loops: subclasses implement :meth:`start` and :meth:`step`."""
+
+    name = "driver"
+    #: The bounds are bounds on the global optimum (False for DCA).
+    certified = True
+
+    def __init__(self, data: MKLData) -> None:
+        self.data = data
+
+    def start(self) -> np.ndarray:
+        """Initial weights."""
+        raise NotImplementedError
+
+    def step(self, weights: np.ndarray) -> Step:
+        raise NotImplementedError
+
+    def certify(self, weights: np.ndarray, alpha: np.ndarray) -> Certificate:
+        d = self.data
+        return certificate(d.kernels, d.y, weights, alpha, d.C, d.regularizer)
+
+    def converged(self, record: dict, history: list, tol: float) -> bool:
+        return record["rel_gap"] <= tol
+
+    def finish(self, result: MKLResult) -> None:
+        """Hook to annotate the result (messages, driver-specific info)."""
+
+
+def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None = None,
+        callback: Callable[[dict], object] | None = None, progress: bool = False) -> MKLResult:
+    """Run ``driver`` until rel_gap <= tol, ``max_iter`` or ``time_limit`` seconds.
+
+    ``callback(record)`` is called after each iteration; returning ``False``
+    stops the loop (status ``"callback"``).
+    """
+    start = time.perf_counter()
+    weights = driver.start()
+    upper, lower = math.inf, -math.inf
+    best: tuple[float, Step, np.ndarray] | None = None
+    history: list[dict] = []
+    status = "max_iter"
+    bar = _progress_bar(progress, max_iter, driver.name)
+    for iteration in range(1, max_iter + 1):
+        step = driver.step(weights)
+        cert = step.certificate
+        if driver.certified:
+            upper = min(upper, cert.primal, step.upper)
+            lower = max(lower, cert.dual, step.lower)
+        else:
+            upper, lower = min(cert.primal, step.upper), max(cert.dual, step.lower)
+        if best is None or cert.primal <= best[0] or not driver.certified:
+            best = (cert.primal, step, cert.weights)
+        record = _record(iteration, upper, lower, cert, step, time.perf_counter() - start)
+        history.append(record)
+        if bar is not None:
+            bar.set_postfix(rel_gap=f"{record['rel_gap']:.2e}", primal=f"{upper:.6g}")
+            bar.update(1)
+        if callback is not None and callback(record) is False:
+            status = "callback"
+            break
+        if driver.converged(record, history, tol):
+            status = "converged"
+            break
+        if time_limit is not None and record["time"] >= time_limit:
+            status = "time_limit"
+            break
+        weights = step.next_weights
+    if bar is not None:
+        bar.close()
+    return _result(driver, best, history, status, upper, lower, time.perf_counter() - start)
+
+
+def _record(iteration: int, upper: float, lower: float, cert: Certificate, step: Step,
+            elapsed: float) -> dict:
+    gap = upper - lower
+    return {"iteration": iteration, "primal": upper, "dual": lower, "gap": gap,
+            "rel_gap": gap / max(1.0, abs(upper)), "iterate_primal": cert.primal,
+            "iterate_dual": cert.dual, "weights": cert.weights.copy(), "time": elapsed,
+            **step.extra}
+
+
+def _result(driver: Driver, best, history: list, status: str, upper: float, lower: float,
+            elapsed: float) -> MKLResult:
+    _, step, weights = best
+    cert = step.certificate
+    gap = upper - lower
+    data = driver.data
+    result = MKLResult(
+        weights=weights, alpha=cert.alpha, bias=cert.bias, primal=upper, dual=lower, gap=gap,
+        rel_gap=gap / max(1.0, abs(upper)), status=status, iterations=len(history),
+        history=history, formulation=driver.name, solve_time=elapsed,
+        dual_coef=data.y * cert.alpha, kernel_names=list(data.kernels.names), certificate=cert,
+        message=f"stopped: {status}")
+    driver.finish(result)
+    return result
+
+
+def _progress_bar(progress: bool, total: int, name: str):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=f"mklopt {name}", unit="it")

@@ -1,0 +1,147 @@
+"""Cutting plane / SILP (Sonnenburg et al. 2006; tutorial Part II; thesis App. D).
+
+Oracle: the SVM at the master's weights adds the cut
+:math:`\\eta \\ge 1^\\top\\alpha^r - \\tfrac12\\sum_m\\mu_m s_m(\\alpha^r)`. Master:
+
+.. math:: \\min_{\\mu\\in\\Theta,\\,\\eta}\\ \\eta \\quad\\text{s.t.}\\quad
+          \\eta \\ge 1^\\top\\alpha^r - \\tfrac12 \\mu^\\top s(\\alpha^r),\\ r=1..t,
+
+an LP (HiGHS) for the simplex and the exact convex master (Clarabel) for any
+other Θ. The master value is a lower bound on OPT (each cut is the SVM dual
+at a feasible :math:`\\alpha^r`); the certified primal value of the SVM
+iterates is an upper bound. The master is compiled once with ``cp.Parameter``
+cut storage of fixed capacity; beyond it, inactive cuts are dropped.
+
+``master="taylor"`` (teaching option, Lp balls only) replaces
+:math:`\\|\\mu\\|_p^p\\le1` by the thesis' sequence of second-order Taylor
+expansions with projection onto the sphere; its master value is then not a
+bound, so only the certificate's dual value is used as the lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+
+from .. import backends as bk
+from ..exceptions import InvalidInputError, SolverError
+from ..formulations import MKLData
+from ..regularizers import L1, LpBall
+from .base import Driver, Step
+from .inner import make_inner
+
+
+class CuttingPlane(Driver):
+    name = "cutting_plane"
+
+    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+                 max_cuts: int = 200, master: str = "exact", master_backend=None,
+                 init_weights=None) -> None:
+        super().__init__(data)
+        if master not in ("exact", "taylor"):
+            raise InvalidInputError(f"master must be 'exact' or 'taylor', got {master!r}.")
+        reg = data.regularizer
+        if master == "taylor" and not (isinstance(reg, LpBall) and 1 < reg.p < math.inf):
+            raise InvalidInputError("master='taylor' needs an Lp ball with 1 < p < inf.")
+        self.inner = make_inner(inner, data, tol, backend)
+        self.master_kind = master
+        self.cap = int(max_cuts)
+        self.init_weights = init_weights
+        self.offsets = np.zeros((0,))          # 1'alpha^r
+        self.terms = np.zeros((0, data.M))     # s(alpha^r)
+        self.ages = np.zeros((0,), dtype=int)
+        self._build_master(master_backend)
+
+    # ------------------------------------------------------------- master
+    def _build_master(self, master_backend) -> None:
+        M, reg = self.data.M, self.data.regularizer
+        self.mu, self.eta = cp.Variable(M), cp.Variable()
+        self.A = cp.Parameter(self.cap)
+        self.S = cp.Parameter((self.cap, M))
+        self.cut_cons = self.eta >= self.A - 0.5 * (self.S @ self.mu)
+        if self.master_kind == "taylor":
+            self.hess, self.lin = cp.Parameter(M, nonneg=True), cp.Parameter(M)
+            q = reg.p  # thesis App. D, eq. for the expansion at ||anchor||_q = 1
+            set_cons = [self.mu >= 0, self.mu <= 1,
+                        cp.sum(cp.multiply(self.hess, cp.square(self.mu))) + self.lin @ self.mu
+                        <= q * (3 - q) / 2]
+            cone = "SOCP"
+        else:
+            set_cons = reg.constraints(self.mu)
+            cone = "LP" if isinstance(reg, L1) or (isinstance(reg, LpBall) and reg.p in (1, math.inf)) else "SOCP"
+        self.master = cp.Problem(cp.Minimize(self.eta), [self.cut_cons, *set_cons])
+        self.master_backend, self.master_solver = bk.select_backend(master_backend, cone, "cutting-plane master")
+        self.master_options = bk.solver_options(self.master_backend, 1e-10)
+
+    def _add_cut(self, alpha: np.ndarray, s: np.ndarray) -> None:
+        self.offsets = np.append(self.offsets, alpha.sum())
+        self.terms = np.vstack([self.terms, s])
+        self.ages = np.append(self.ages, 0)
+        if self.offsets.size > self.cap:
+            self._drop_inactive()
+
+    def _drop_inactive(self) -> None:
+        """Drop the most inactive cut at the last master solution (oldest among ties)."""
+        slack = self._last_eta - (self.offsets - 0.5 * self.terms @ self._last_mu)
+        drop = int(np.argmax(slack + 1e-12 * self.ages))
+        keep = np.delete(np.arange(self.offsets.size), drop)
+        self.offsets, self.terms, self.ages = self.offsets[keep], self.terms[keep], self.ages[keep]
+
+    def _solve_master(self) -> tuple[np.ndarray, float]:
+        t = self.offsets.size
+        A = np.empty(self.cap)
+        S = np.empty((self.cap, self.data.M))
+        A[:t], S[:t] = self.offsets, self.terms
+        A[t:], S[t:] = self.offsets[0], self.terms[0]  # padding duplicates cut 0 (harmless)
+        self.A.value, self.S.value = A, S
+        if self.master_kind == "taylor":
+            return self._solve_taylor()
+        self._run_master()
+        mu = self.data.regularizer.into_set(self.mu.value)
+        self._last_mu, self._last_eta = mu, float(self.eta.value)
+        return mu, float(self.master.value)
+
+    def _solve_taylor(self) -> tuple[np.ndarray, float]:
+        p = self.data.regularizer.p
+        anchor = getattr(self, "_last_mu", None)
+        anchor = np.full(self.data.M, self.data.M ** (-1 / p)) if anchor is None else anchor
+        for _ in range(50):
+            a = np.maximum(anchor, 1e-8)
+            self.hess.value = 0.5 * p * (p - 1) * a ** (p - 2)
+            self.lin.value = -p * (p - 2) * a ** (p - 1)
+            self._run_master()
+            mu = np.clip(self.mu.value, 0, None)
+            mu = mu / max(np.linalg.norm(mu, ord=p), 1e-300)  # projection onto the sphere (line 18)
+            done = np.max(np.abs(mu - anchor)) <= 1e-9
+            anchor = mu
+            if done:
+                break
+        self._last_mu = anchor
+        self._last_eta = float(np.max(self.offsets - 0.5 * self.terms @ anchor))
+        return anchor, -math.inf
+
+    def _run_master(self) -> None:
+        try:
+            self.master.solve(solver=self.master_solver, **self.master_options)
+        except cp.error.SolverError as exc:
+            raise SolverError(f"cutting-plane master on {self.master_backend} failed: {exc}") from None
+        if self.master.status not in ("optimal", "optimal_inaccurate"):
+            raise SolverError(f"cutting-plane master on {self.master_backend} ended with status {self.master.status!r}.")
+
+    # -------------------------------------------------------------- loop
+    def start(self) -> np.ndarray:
+        reg = self.data.regularizer
+        if self.init_weights is not None:
+            return reg.into_set(self.init_weights)
+        return reg.argmin_weights(np.ones(self.data.M))
+
+    def step(self, weights: np.ndarray) -> Step:
+        alpha = self.inner(weights)
+        cert = self.certify(weights, alpha)
+        self.ages += 1
+        self._add_cut(cert.alpha, cert.s)
+        mu_next, master_value = self._solve_master()
+        return Step(alpha, cert, mu_next, lower=master_value,
+                    extra={"master": master_value, "cuts": int(self.offsets.size)})

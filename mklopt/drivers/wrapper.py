@@ -1,0 +1,47 @@
+"""The wrapper (Kloft et al., thesis Alg. 3.1): alternate an SVM step and a weight step.
+
+With :math:`\\|w_m\\|^2 = \\mu_m^2 s_m(\\alpha)` at the SVM solution, the weight step is
+
+.. math:: \\mu \\leftarrow \\arg\\min_{\\mu\\in\\Theta} \\sum_m \\frac{\\|w_m\\|^2}{\\mu_m},
+
+in closed form for Lp balls (:math:`\\mu_m\\propto\\|w_m\\|^{2/(p+1)}`, normalized
+to :math:`\\|\\mu\\|_p=1`) and weighted-ℓ1 sets, and a small M-variable CVXPY
+problem for any other Θ. For p = 1 the iteration contracts slowly (it
+zeroes weights only asymptotically): prefer ``cutting_plane`` there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..formulations import MKLData
+from ..regularizers import LpBall
+from .base import Driver, Step
+from .inner import make_inner
+
+
+class Wrapper(Driver):
+    name = "wrapper"
+
+    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+                 init_weights=None) -> None:
+        super().__init__(data)
+        self.inner = make_inner(inner, data, tol, backend)
+        self.init_weights = init_weights
+
+    def start(self) -> np.ndarray:
+        if self.init_weights is not None:
+            return self.data.regularizer.into_set(self.init_weights)
+        return self.data.regularizer.argmin_weights(np.ones(self.data.M))
+
+    def step(self, weights: np.ndarray) -> Step:
+        alpha = self.inner(weights)
+        cert = self.certify(weights, alpha)
+        wnorm2 = cert.weights**2 * cert.s
+        return Step(alpha, cert, self.data.regularizer.argmin_weights(wnorm2))
+
+    def finish(self, result) -> None:
+        reg = self.data.regularizer
+        if isinstance(reg, LpBall) and reg.p == 1:
+            result.message += ("; note: the wrapper converges slowly for p = 1 "
+                               "(use driver='cutting_plane')")
