@@ -17,7 +17,7 @@ from .exceptions import (DisagreementWarning, FormulationError, InvalidInputErro
                          SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
 from .kernels import KernelSet
-from .regularizers import Regularizer, as_regularizer
+from .regularizers import LpBall, Regularizer, as_regularizer
 from .result import MKLResult
 
 __all__ = ["solve", "fit", "prepare", "gap_tolerance"]
@@ -262,12 +262,13 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
     """
     from .drivers import DRIVERS, run
 
-    psd = params.pop("psd", True)
-    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd)
     if driver is None:
-        driver = "cutting_plane" if getattr(data.regularizer, "p", None) == 1 else "wrapper"
+        reg = as_regularizer(regularizer, p)
+        driver = "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
     if driver not in DRIVERS:
         raise FormulationError(f"unknown driver {driver!r}; choose one of {sorted(DRIVERS)}.")
+    psd = getattr(DRIVERS[driver], "needs_psd", True)
+    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd)
     if not (tol > 0):
         raise InvalidInputError(f"tol must be positive, got {tol}.")
     if max_iter is None:
