@@ -99,7 +99,7 @@ def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: n
     mu = regularizer.into_set(weights)
     a = project_alpha(alpha, y, C)
     coef = y * a
-    s, Kc = quadratic_terms(kernels.K, coef)
+    s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
     f = mu @ Kc
     bias, hinge = best_bias(f, y)
     primal = regularizer.primal_penalty(mu, s) + C * hinge

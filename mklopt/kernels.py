@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
 from .exceptions import KernelError, MKLWarning, NotPSDError, RankError
 
@@ -112,17 +112,69 @@ def tail_sum(K: np.ndarray, theta: int) -> float:
 def top_eigenvalues(K: np.ndarray, k: int, vectors: bool = False):
     """The ``k`` largest eigenvalues (descending) of a symmetric matrix.
 
-    Uses ``eigsh`` for ``k`` below roughly ``n/20`` on large matrices (where
-    Lanczos wins), else ``eigh(subset_by_index=...)``.
+    .. math:: \\lambda_1(K) \\ge \\dots \\ge \\lambda_k(K)
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Symmetric matrix.
+    k : int
+        Number of eigenvalues, ``1 <= k < n``.
+    vectors : bool, default False
+        Also return the matching unit eigenvectors as the columns of an
+        ``(n, k)`` array (same order).
+
+    Returns
+    -------
+    vals : ndarray of shape (k,)
+        Or ``(vals, vecs)`` when ``vectors`` is true.
+
+    Notes
+    -----
+    ARPACK Lanczos (``eigsh``, fixed start vector so results are
+    reproducible, ``tol=0`` i.e. machine precision) is used when
+    ``n >= 200`` and ``k <= n // 16``; LAPACK ``eigh(subset_by_index=...)``
+    (a full tridiagonal reduction, cost independent of ``k``) otherwise, and
+    as the fallback if ARPACK does not converge. Measured single-threaded
+    (RBF kernels of several widths, a linear kernel and a Wishart matrix on
+    digits): for ``n = 100`` ``eigh`` always wins (eigsh 1.0-2.4x slower);
+    from ``n = 200`` ``eigsh`` is 2-10x faster for ``k <= n/16``; the worst
+    case is a clustered spectrum (narrow RBF, nearly the identity) where
+    Lanczos loses from about ``k = n/12`` (``n = 400, k = 32``: 1.2x slower;
+    ``n = 800, k = 64``: 1.1x slower).
     """
     n = K.shape[0]
-    if n > 300 and k < n // 20:
-        vals, vecs = eigsh(K, k=k, which="LA", tol=0.0)
+    if n >= 200 and k <= n // 16:
+        try:
+            v0 = np.random.default_rng(0).standard_normal(n)
+            vals, vecs = eigsh(K, k=k, which="LA", tol=0.0, v0=v0)
+        except ArpackNoConvergence:
+            vals, vecs = _top_eigh(K, k)
     else:
-        vals, vecs = scipy.linalg.eigh(K, subset_by_index=[n - k, n - 1],
-                                       check_finite=False)
+        vals, vecs = _top_eigh(K, k)
     order = np.argsort(vals)[::-1]
     return (vals[order], vecs[:, order]) if vectors else vals[order]
+
+
+def _top_eigh(K: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    n = K.shape[0]
+    return _eigh(K, subset=[n - k, n - 1])
+
+
+def _eigh(K: np.ndarray, subset: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``scipy.linalg.eigh`` (ascending eigenvalues, eigenvectors) with a fallback driver.
+
+    LAPACK's MRRR driver ``?syevr`` (scipy's default) can fail with
+    ``LinAlgError: Internal Error`` on some kernel matrices with clustered
+    eigenvalues (scipy/scipy#17880; e.g. a narrow RBF kernel on 100
+    breast-cancer points). Divide and conquer (``evd``, what numpy uses) or,
+    for a subset of eigenvalues, bisection (``evx``) then succeeds.
+    """
+    try:
+        return scipy.linalg.eigh(K, subset_by_index=subset, check_finite=False)
+    except np.linalg.LinAlgError:
+        driver = "evd" if subset is None else "evx"
+        return scipy.linalg.eigh(K, subset_by_index=subset, driver=driver, check_finite=False)
 
 
 class KernelSet:
@@ -209,7 +261,7 @@ class KernelSet:
                 continue  # smallest eigenvalue >= -jitter: PSD within tolerance
             except scipy.linalg.LinAlgError:
                 pass
-            vals, vecs = scipy.linalg.eigh(K, check_finite=False)
+            vals, vecs = _eigh(K)
             top = max(float(vals[-1]), 0.0)
             if vals[0] < -psd_tol * max(top, 1e-300):
                 raise NotPSDError(
@@ -272,13 +324,13 @@ class KernelSet:
 
         Restricted to the non-zero entries of ``coef`` (support vectors).
         """
-        return quadratic_terms(self.K, coef)[0]
+        return quadratic_terms(self.K, coef, self.symmetric)[0]
 
     # --------------------------------------------------------------- factors
     def eig(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """Full eigendecomposition of kernel ``m`` (ascending), cached."""
         if m not in self._eig:
-            self._eig[m] = scipy.linalg.eigh(self.K[m], check_finite=False)
+            self._eig[m] = _eigh(self.K[m])
         return self._eig[m]
 
     def factor(self, m: int, rank_tol: float = 1e-12) -> np.ndarray:
@@ -436,20 +488,25 @@ class KernelSet:
         return T
 
 
-def quadratic_terms(stack: np.ndarray, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def quadratic_terms(stack: np.ndarray, coef: np.ndarray,
+                    symmetric: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """All :math:`s_m = c^\\top K_m c` and the products :math:`K_m c`.
 
-    One pass over the stack restricted to the columns where ``c != 0``
-    (support vectors). Returns ``(s, Kc)`` with shapes (M,) and (M, n).
+    One pass over the stack restricted to the support :math:`S = \\{j: c_j\\ne0\\}`
+    (support vectors). For symmetric kernels :math:`K_m c = K_m[S,:]^\\top c_S`
+    reads whole contiguous rows, about 3x faster than gathering columns.
+    Returns ``(s, Kc)`` with shapes (M,) and (M, n).
     """
     coef = np.asarray(coef, dtype=float)
     support = np.flatnonzero(coef)
     if support.size == 0:
         return np.zeros(stack.shape[0]), np.zeros(stack.shape[:2])
-    if support.size < 0.7 * coef.size:
-        Kc = stack[:, :, support] @ coef[support]
+    if support.size > 0.7 * coef.size:
+        Kc = np.tensordot(stack, coef, axes=([2], [0]))
+    elif symmetric:
+        Kc = coef[support] @ stack[:, support, :]
     else:
-        Kc = stack @ coef
+        Kc = stack[:, :, support] @ coef[support]
     return Kc @ coef, Kc
 
 

@@ -20,6 +20,7 @@ Throughout, **p is the weight norm**: ``LpBall(p)`` is
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import cvxpy as cp
@@ -32,8 +33,6 @@ __all__ = [
     "ConstraintSet", "Fixed", "BlockNorm", "as_regularizer", "conjugate_exponent",
     "block_from_weight_norm", "weight_from_block_norm",
 ]
-
-_AUX_SOLVER = "CLARABEL"
 
 
 def conjugate_exponent(p: float) -> float:
@@ -109,14 +108,11 @@ class Regularizer:
     def support(self, s: np.ndarray) -> float:
         """:math:`\\sigma_\\Theta(s)=\\max_{\\mu\\in\\Theta} s^\\top\\mu` (small CVXPY solve)."""
         s = np.asarray(s, dtype=float)
-        prob, param, mu = self._cached("support", s.size, self._support_problem)
-        param.value = s
+        mu = cp.Variable(s.size)
+        prob = cp.Problem(cp.Maximize(s @ mu), self.constraints(mu))
         _solve_aux(prob, self)
-        return float(s @ np.clip(mu.value, 0, None)) if mu.value is not None else float(prob.value)
-
-    def _support_problem(self, M: int):
-        mu, s = cp.Variable(M), cp.Parameter(M)
-        return cp.Problem(cp.Maximize(s @ mu), self.constraints(mu)), s, mu
+        # Rounding the solver's point can only lose: keep the larger (safer) estimate.
+        return max(float(prob.value), float(s @ np.clip(mu.value, 0, None)))
 
     def support_expr(self, u: cp.Expression) -> cp.Expression:
         """DCP expression of :math:`\\sigma_\\Theta(u)` for a nonnegative convex ``u``.
@@ -138,16 +134,17 @@ class Regularizer:
         a = np.clip(np.asarray(wnorm2, dtype=float), 0, None)
         if not np.any(a > 0):
             return self.into_set(np.ones(a.size))
-        prob, param, mu = self._cached("argmin", a.size, self._argmin_problem)
-        param.value = a / a.max()
+        # Built afresh with numeric data (tiny problem): as quad_over_lin terms it
+        # is far better conditioned on interior-point solvers than a_m * inv_pos(mu_m).
+        mu = cp.Variable(a.size)
+        root = np.sqrt(a / a.max())
+        active = np.flatnonzero(root > 1e-7)
+        objective = cp.sum(cp.hstack([cp.quad_over_lin(root[m], mu[m]) for m in active]))
+        prob = cp.Problem(cp.Minimize(objective), self.constraints(mu))
         _solve_aux(prob, self)
-        mu_val = np.where(a > 0, np.clip(mu.value, 0, None), 0.0)
-        return self.into_set(mu_val)
-
-    def _argmin_problem(self, M: int):
-        mu, a = cp.Variable(M), cp.Parameter(M, nonneg=True)
-        obj = cp.sum(cp.multiply(a, cp.inv_pos(mu)))
-        return cp.Problem(cp.Minimize(obj), self.constraints(mu)), a, mu
+        weights = np.zeros(a.size)
+        weights[active] = np.clip(mu.value[active], 0, None)
+        return self.into_set(weights)
 
     def violation(self, mu: np.ndarray) -> float:
         """Largest violation of the constraints of Θ at ``mu`` (0 if inside)."""
@@ -200,16 +197,31 @@ class Regularizer:
 
 
 def _solve_aux(prob: cp.Problem, reg: Regularizer) -> None:
-    try:
-        prob.solve(solver=_AUX_SOLVER, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"auxiliary problem of {reg.name} failed: {exc}") from None
-    if prob.status in ("unbounded", "unbounded_inaccurate"):
-        raise InvalidInputError(
-            f"the weight set of {reg.name} is unbounded; a regularizer must bound mu "
-            "(e.g. add cp.norm(mu, 1) <= 1).")
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise SolverError(f"auxiliary problem of {reg.name} ended with status {prob.status!r}.")
+    """Solve a small auxiliary problem (support function, weight step) robustly.
+
+    Tight interior-point tolerances first; Clarabel's defaults if that stalls.
+    """
+    status = "not solved"
+    attempts = [("CLARABEL", dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)),
+                ("CLARABEL", {}), ("ECOS", {}), ("SCS", dict(eps_abs=1e-9, eps_rel=1e-9))]
+    for solver, options in attempts:
+        if solver not in cp.installed_solvers():
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the status is checked below
+                prob.solve(solver=solver, **options)
+        except cp.error.SolverError:
+            continue
+        status = prob.status
+        if status in ("unbounded", "unbounded_inaccurate"):
+            raise InvalidInputError(
+                f"the weight set of {reg.name} is unbounded; a regularizer must bound mu "
+                "(e.g. add cp.norm(mu, 1) <= 1).")
+        if status in ("optimal", "optimal_inaccurate"):
+            return
+    raise SolverError(f"auxiliary problem of {reg.name} ended with status {status!r}; "
+                      "check that the weight set is convex, bounded and contains 0.")
 
 
 class LpBall(Regularizer):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .base import Driver, Step, run
 from .cutting_plane import CuttingPlane
+from .dca import DCA
 from .wrapper import Wrapper
 
-DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane}
+DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane, "dca": DCA}
 
 
 def register(name: str, cls: type) -> None:

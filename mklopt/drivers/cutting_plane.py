@@ -21,6 +21,7 @@ bound, so only the certificate's dual value is used as the lower bound.
 from __future__ import annotations
 
 import math
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -124,7 +125,9 @@ class CuttingPlane(Driver):
 
     def _run_master(self) -> None:
         try:
-            self.master.solve(solver=self.master_solver, **self.master_options)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the status is checked below
+                self.master.solve(solver=self.master_solver, **self.master_options)
         except cp.error.SolverError as exc:
             raise SolverError(f"cutting-plane master on {self.master_backend} failed: {exc}") from None
         if self.master.status not in ("optimal", "optimal_inaccurate"):

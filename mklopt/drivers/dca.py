@@ -1,0 +1,231 @@
+"""DCA for local-Rademacher MKL over :math:`H_1` (Cortes, Kloft, Mohri 2013, §3.3, Alg. 1).
+
+Problem (7) of the paper, with :math:`J(\\mu)` the SVM (hinge, bias) optimum on
+:math:`K_\\mu`:
+
+.. math:: \\min_{\\mu\\ge0} J(\\mu) \\quad\\text{s.t.}\\quad
+          g(\\mu) = \\sum_{j>\\theta}\\lambda_j(K_\\mu) \\le 1 .
+
+:math:`g` is concave and positively homogeneous, so at the current weights
+:math:`\\mu^k` its supergradient :math:`v^k` gives :math:`g(\\mu)\\le\\langle v^k,\\mu\\rangle`
+with equality at :math:`\\mu^k`. One outer step solves the convex subproblem
+
+.. math:: \\mu^{k+1} \\in \\arg\\min_{\\mu\\ge0,\\ \\langle v^k,\\mu\\rangle\\le1} J(\\mu),
+
+either exactly (``inner="exact"``: formulation ``dc_subproblem`` on any
+SOCP backend) or by the paper's alternation (``inner="wrapper"``: the
+:class:`~mklopt.drivers.wrapper.Wrapper` on ``WeightedL1(v)``, SVM step then
+:math:`\\mu_m\\propto\\|w_m\\|/\\sqrt{v_m}` normalized to :math:`\\langle v,\\mu\\rangle=1`).
+Every iterate is feasible (:math:`g(\\mu^{k+1})\\le\\langle v^k,\\mu^{k+1}\\rangle\\le1`)
+and :math:`J(\\mu^{k+1})\\le J(\\mu^k)` (:math:`\\mu^k` is feasible for the subproblem).
+The loop stops when the relative objective decrease and the relative weight
+change both fall below ``tol``. DCA converges to a critical point, not
+necessarily a global minimum: the reported dual value and gap certify only
+the last convex subproblem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..exceptions import InvalidInputError, RankError
+from ..formulations import MKLData
+from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_supergradient,
+                                          check_theta, tail_sum_linearization)
+from ..regularizers import LpBall, WeightedL1
+from ..result import MKLResult
+from .base import Driver, Step, run
+from .inner import make_inner
+from .wrapper import Wrapper
+
+__all__ = ["DCA"]
+
+_WRAPPER_ALIASES = ("libsvm", "cvxpy")
+
+
+class ExactSubproblem:
+    """Solve the subproblem with :func:`mklopt.solve` (``dc_subproblem``), certified."""
+
+    def __init__(self, data: MKLData, theta: int, backend, tol: float) -> None:
+        from .. import backends as bk
+        from ..formulations import FORMULATIONS
+
+        self.data, self.theta, self.tol = data, theta, tol
+        # (registry name, what solve() accepts): a name, or a CVXPY solver instance
+        self.name, self.backend = bk.select_backend(backend, FORMULATIONS["dc_subproblem"].cone,
+                                                    "dc_subproblem")
+
+    def __call__(self, weights: np.ndarray, lin: TailLinearization) -> tuple[MKLResult, int]:
+        from ..api import solve  # api sits above the drivers; imported lazily
+
+        d = self.data
+        res = solve(d.kernels, d.y, "dc_subproblem", C=d.C, backend=self.backend, tol=self.tol,
+                    theta=self.theta, weights0=weights)
+        return res, 1
+
+
+class WrapperSubproblem:
+    """Solve the subproblem with the wrapper on ``WeightedL1(v)``, warm-started at the current weights."""
+
+    def __init__(self, data: MKLData, svm, backend, tol: float, max_iter: int) -> None:
+        if max_iter < 2:
+            raise InvalidInputError(
+                f"inner_max_iter must be >= 2 (one SVM at the current weights, one at the "
+                f"updated ones), got {max_iter}.")
+        self.data, self.tol, self.max_iter = data, tol, int(max_iter)
+        self.svm = make_inner(svm, data, tol, backend)  # built once, reused by every wrapper run
+        self.name = f"wrapper/{getattr(self.svm, 'name', 'custom')}"
+
+    def __call__(self, weights: np.ndarray, lin: TailLinearization) -> tuple[MKLResult, int]:
+        sub = dataclasses.replace(self.data, regularizer=WeightedL1(lin.v), params={})
+        loop = Wrapper(sub, inner=self.svm, init_weights=weights)
+        res = run(loop, tol=self.tol, max_iter=self.max_iter)
+        return res, res.iterations
+
+
+class DCA(Driver):
+    """DC algorithm for MKL with a tail-sum constraint :math:`g(\\mu)\\le1`.
+
+    Parameters
+    ----------
+    data : MKLData
+        Kernels as given (do not normalize them by the tail sum: :math:`H_1`
+        has its own scale, :math:`g(\\mu)\\le1`). ``p``/``regularizer`` must
+        be left at their defaults.
+    theta : int
+        Tail-sum cutoff :math:`\\theta\\ge0` (``theta=0`` is trace-constrained
+        ℓ1-MKL, solved in one step).
+    inner : {"exact", "wrapper", "libsvm", "cvxpy"}, default "exact"
+        Subproblem solver. ``"libsvm"``/``"cvxpy"`` (the SVM solver names
+        :func:`mklopt.fit` passes by default) mean ``"wrapper"`` with that SVM.
+    tol : float
+        Stop when the relative objective decrease
+        :math:`(P^{k-1}-P^k)/\\max(1,|P^k|)` and the weight change
+        :math:`\\|\\mu^{k+1}-\\mu^k\\|_\\infty/\\|\\mu^{k+1}\\|_\\infty` are both
+        :math:`\\le` ``tol``.
+    backend : str, optional
+        Conic backend of the exact subproblem, or of the ``"cvxpy"`` SVM.
+    svm : {"libsvm", "cvxpy"} or callable, optional
+        SVM solver of the wrapper (default ``"libsvm"``).
+    inner_tol : float, optional
+        Subproblem accuracy: backend tolerance for ``"exact"`` (default
+        1e-8), certified relative gap for ``"wrapper"`` (default
+        ``min(1e-6, tol/100)``).
+    inner_max_iter : int, default 1000
+        Wrapper iterations per subproblem (>= 2; 2 is the paper's Algorithm
+        1: one SVM and one weight update per linearization).
+    init_weights : array of shape (M,), optional
+        Starting direction (default uniform); scaled so that :math:`g(\\mu^0)=1`.
+    """
+
+    name = "dca"
+    certified = False
+    needs_psd = True
+
+    def __init__(self, data: MKLData, *, theta: int, inner="exact", tol: float = 1e-4,
+                 backend=None, svm=None, inner_tol: float | None = None,
+                 inner_max_iter: int = 1000, init_weights=None) -> None:
+        super().__init__(data)
+        _check_plain_l1(data)
+        self.theta = check_theta(theta, data.n)
+        _check_tail_ranks(data, self.theta)
+        self.inner = _make_subproblem(data, self.theta, inner, svm, backend, tol, inner_tol,
+                                      inner_max_iter)
+        self.init_weights = init_weights
+        self._lin: tuple[np.ndarray, TailLinearization] | None = None
+        self._last_primal = math.inf
+
+    # ------------------------------------------------------------ helpers
+    def linearize(self, weights: np.ndarray) -> TailLinearization:
+        """:func:`tail_sum_linearization` at ``weights``, cached for the last point."""
+        if self._lin is not None and np.array_equal(self._lin[0], weights):
+            return self._lin[1]
+        lin = tail_sum_linearization(self.data.kernels, weights, self.theta)
+        self._lin = (np.array(weights, dtype=float, copy=True), lin)
+        return lin
+
+    # --------------------------------------------------------------- loop
+    def start(self) -> np.ndarray:
+        """Uniform weights (or ``init_weights``) scaled so that :math:`g(\\mu^0) = 1`."""
+        mu = np.ones(self.data.M) if self.init_weights is None else np.asarray(self.init_weights, float)
+        g = self.linearize(mu).g
+        if not g > RANK_TOL * float(self.data.kernels.traces @ mu):
+            raise RankError(
+                f"the starting combination has rank <= theta={self.theta} (tail sum {g:.3g}); "
+                "choose a smaller theta or other init_weights.")
+        return mu / g
+
+    def step(self, weights: np.ndarray) -> Step:
+        lin = self.linearize(weights)
+        check_supergradient(self.data.kernels, lin, self.theta)
+        res, inner_iterations = self.inner(weights, lin)
+        cert = res.certificate
+        new = cert.weights
+        tail = self.linearize(new).g
+        change = float(np.max(np.abs(new - weights)) / max(float(np.max(np.abs(new))), 1e-300))
+        decrease = self._last_primal - cert.primal
+        self._last_primal = cert.primal
+        extra = {"tail_sum": tail, "tail_sum_start": lin.g, "subproblem_rel_gap": cert.rel_gap,
+                 "subproblem_gap": cert.gap, "subproblem_status": res.status,
+                 "weight_change": change, "objective_decrease": decrease,
+                 "inner_iterations": inner_iterations, "v": lin.v.copy()}
+        return Step(cert.alpha, cert, new, extra=extra)
+
+    def converged(self, record: dict, history: list, tol: float) -> bool:
+        if len(history) < 2:
+            return False
+        scale = max(1.0, abs(record["iterate_primal"]))
+        return record["objective_decrease"] <= tol * scale and record["weight_change"] <= tol
+
+    def finish(self, result: MKLResult) -> None:
+        last = result.history[-1]
+        result.message += (
+            f"; DCA (theta={self.theta}, inner={self.inner.name}) stopped at a critical point of "
+            "the non-convex DC problem, which has no global certificate: primal is the objective "
+            f"at the returned weights (feasible, tail sum {last['tail_sum']:.6g} <= 1); dual and "
+            "gap certify only the last convex subproblem")
+        result.info.update(theta=self.theta, tail_sum=last["tail_sum"], inner=self.inner.name,
+                           certified_globally=False)
+
+
+def _check_plain_l1(data: MKLData) -> None:
+    reg = data.regularizer
+    if not (isinstance(reg, LpBall) and reg.p == 1):
+        raise InvalidInputError(
+            f"the dca driver constrains the tail sum g(mu) <= 1 and takes no p or regularizer "
+            f"(got {reg!r}). For an lp-type tail-sum constraint use the convex variant: "
+            "fit(kernels.normalized('tail_sum', theta=...), y, p=...).")
+
+
+def _check_tail_ranks(data: MKLData, theta: int) -> None:
+    """A kernel of rank <= theta has g(t e_m) = 0 for all t: H1 leaves its weight unbounded."""
+    ks = data.kernels
+    tails, traces = ks.tail_sums(theta), ks.traces
+    bad = [m for m in range(ks.M) if not tails[m] > RANK_TOL * traces[m]]
+    if bad:
+        raise RankError(
+            "tail sum is ~0 (rank <= theta) for kernel(s) "
+            + ", ".join(f"'{ks.names[m]}'" for m in bad)
+            + f": the constraint g(mu) <= 1 does not bound their weights at theta={theta}. "
+            "Choose theta smaller than their rank, or drop them.")
+
+
+def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,
+                     inner_tol: float | None, inner_max_iter: int):
+    if inner in _WRAPPER_ALIASES:
+        if svm is not None and svm != inner:
+            raise InvalidInputError(f"inner={inner!r} and svm={svm!r} disagree; pass inner='wrapper', svm=...")
+        inner, svm = "wrapper", inner
+    if inner == "exact":
+        if svm is not None:
+            raise InvalidInputError("svm= only applies to inner='wrapper'.")
+        return ExactSubproblem(data, theta, backend, 1e-8 if inner_tol is None else inner_tol)
+    if inner == "wrapper":
+        sub_tol = min(1e-6, 0.01 * tol) if inner_tol is None else inner_tol
+        return WrapperSubproblem(data, svm or "libsvm", backend, sub_tol, inner_max_iter)
+    raise InvalidInputError(
+        f"unknown dca inner solver {inner!r}; use 'exact' (dc_subproblem on a conic backend) "
+        "or 'wrapper' (with svm='libsvm' or 'cvxpy').")
