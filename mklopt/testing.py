@@ -429,7 +429,8 @@ def _check_one(fn: Callable[..., Any], inst: ReferenceInstance, tol: float) -> I
     check = InstanceCheck(inst.name, inst.formulation, inst.optimal_value)
     start = time.perf_counter()
     try:
-        out = fn(inst.kernels, inst.y.copy(), inst.C, **inst.params)
+        params = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in inst.params.items()}
+        out = fn(inst.kernels, inst.y.copy(), inst.C, **params)
     except Exception as exc:  # a user's solver may fail in any way: report it, do not crash
         check.time = time.perf_counter() - start
         check.message = f"solver raised {type(exc).__name__}: {exc}"
