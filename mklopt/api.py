@@ -39,9 +39,9 @@ def prepare(kernels, y, *, C: float = 1.0, p: float = 1.0,
     return MKLData(ks, y_pm, check_C(C), as_regularizer(regularizer, p), dict(params or {})), classes
 
 
-def gap_tolerance(backend: str, tol: float) -> float:
+def gap_tolerance(backend: str, tol: float, cone: str | None = None) -> float:
     """Relative gap below which mklopt certifies a backend's answer as optimal."""
-    return max(100.0 * tol, 10.0 * bk.accuracy(backend), 1e-9)
+    return max(100.0 * tol, 10.0 * bk.accuracy(backend, cone), 1e-9)
 
 
 def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float = 1.0,
@@ -136,7 +136,7 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         cert = model.certify(weights, alpha, bias)
     else:
         cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
-    limit = gap_tolerance(name, tol)
+    limit = gap_tolerance(name, tol, form.cone_for(data))
     raw_gap, polished = cert.rel_gap, False
     if model.certify is None and form.name != "svm" and not cert.rel_gap <= limit / 10:
         cert, polished = _polish(data, cert, reg, name, tol)
@@ -150,7 +150,8 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
         dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
         backend=name, formulation=form.name, solve_time=elapsed,
-        dual_coef=data.y * cert.alpha,  # broadcasts over (M, n) per-kernel alphas too kernel_names=list(data.kernels.names),
+        dual_coef=data.y * cert.alpha,  # broadcasts over (M, n) per-kernel alphas too
+        kernel_names=list(data.kernels.names),
         certificate=cert, message=message,
         info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
               "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished, **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
@@ -179,10 +180,9 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     new = certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg)
     # Both dual values are valid lower bounds and both primal values upper bounds
     # (weak duality for any feasible alpha): keep the tightest of each.
-    if new.primal <= cert.primal:
-        best = replace(new, dual=max(new.dual, cert.dual))
-    else:
-        best = replace(cert, dual=max(new.dual, cert.dual))
+    best = new if new.primal <= cert.primal else cert
+    dual_source = new if new.dual >= cert.dual else cert
+    best = replace(best, dual=dual_source.dual, dual_alpha=dual_source.alpha)
     best.gap = best.primal - best.dual
     best.rel_gap = best.gap / max(1.0, abs(best.primal))
     return best, True
@@ -207,7 +207,7 @@ def _verify(form, data: MKLData, result: MKLResult, tol: float) -> None:
         if r["status"] != "optimal":
             problems.append(f"{name}: {r['status']} ({r.get('error') or 'rel_gap %.2e' % r['rel_gap']})")
             continue
-        slack = max(tol, bk.accuracy(name)) * max(1.0, abs(upper)) * 10
+        slack = max(tol, bk.accuracy(name, form.cone_for(data))) * max(1.0, abs(upper)) * 10
         if not (lower - slack <= r["backend_value"] <= upper + slack):
             problems.append(f"{name}: reported objective {r['backend_value']:.10g} outside the "
                             f"certified interval [{lower:.10g}, {upper:.10g}]")

@@ -41,6 +41,10 @@ class Certificate:
     alpha: np.ndarray
     #: Quadratic terms :math:`s_m(\\alpha)` at the projected alpha (reused by drivers).
     s: np.ndarray | None = None
+    #: The alpha whose dual value is reported, when it is not ``alpha`` (a
+    #: solve keeps the best bound of each side: ``certify(weights, alpha)``
+    #: reproduces ``primal``, ``certify(weights, dual_alpha)`` reproduces ``dual``).
+    dual_alpha: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "

@@ -136,7 +136,7 @@ def test_taylor_master_reaches_the_same_optimum():
 
 # The master value is used as a certified lower bound, so the master needs an
 # exact (simplex / interior-point) LP backend; first-order ones are not offered.
-EXACT_LP_BACKENDS = [b for b in capable_backends("LP") if accuracy(b) <= 1e-8]
+EXACT_LP_BACKENDS = [b for b in capable_backends("LP") if accuracy(b, "LP") <= 1e-8]
 
 
 @pytest.mark.parametrize("backend", EXACT_LP_BACKENDS)
