@@ -8,6 +8,7 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
+from .estimators import MKLClassifier, VKRClassifier
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
                          SolverError)
 from .kernels import KernelSet, kernel_stack
@@ -21,5 +22,6 @@ __all__ = [
     "solve", "fit", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
+    "MKLClassifier", "VKRClassifier",
     "MKLError", "InvalidInputError", "KernelError", "NotPSDError", "BackendError", "SolverError",
 ]

@@ -1,0 +1,168 @@
+"""The ``mklopt`` command line: every subcommand, atomic output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.preprocessing import StandardScaler
+
+import mklopt
+from mklopt import cli
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    """A 60-point instance as kernels (K, y) and as data (X, y)."""
+    folder = tmp_path_factory.mktemp("cli")
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X[:60])
+    y = np.where(y[:60] == 1, "benign", "malignant")
+    ks = mklopt.KernelSet.from_data(X, ["linear", ("rbf", {"gamma": 0.03})]).normalized("trace")
+    np.savez(folder / "kernels.npz", K=ks.K, y=y)
+    np.savez(folder / "data.npz", X=X, y=y)
+    return {"kernels": folder / "kernels.npz", "data": folder / "data.npz", "dir": folder}
+
+
+def run(argv, capsys) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_for_every_command(capsys):
+    for argv in ([], ["demo"], ["solve"], ["compare"], ["verify"], ["bench"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main([*argv, "--help"])
+        assert exc.value.code == 0
+        assert "usage: mklopt" in capsys.readouterr().out
+
+
+def test_demo_small(tmp_path, capsys):
+    png = tmp_path / "demo.png"
+    code, out, _ = run(["demo", "--small", "--out", png], capsys)
+    assert code == 0 and png.stat().st_size > 0
+    for method in ("svm (unif)", "l1 exact", "l1 cutting plane", "lp wrapper p=4/3", "conv (theta=2)"):
+        assert method in out
+    assert "test acc." in out and "cert. rel_gap" in out
+
+
+def test_solve_formulation_writes_json_atomically(files, tmp_path, capsys):
+    target = tmp_path / "result.json"
+    target.write_text("old")
+    code, out, _ = run(["solve", "--kernels", files["kernels"], "--C", 10, "--p", "4/3",
+                        "--out", target], capsys)
+    assert code == 0 and "lp_dual" in out and "status=optimal" in out
+    data = json.loads(target.read_text())
+    assert data["status"] == "optimal" and len(data["weights"]) == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]  # no temporary left over
+
+
+def test_solve_driver_from_data_to_npz(files, tmp_path, capsys):
+    target = tmp_path / "result.npz"
+    code, out, _ = run(["solve", "--data", files["data"], "--kernel", "linear",
+                        "--kernel", "rbf:gamma=0.03", "--normalize", "trace", "--C", 10,
+                        "--driver", "cutting_plane", "--tol", "1e-6", "--out", target], capsys)
+    assert code == 0 and "cutting_plane" in out
+    with np.load(target) as res:
+        assert float(res["rel_gap"]) <= 1e-6 and res["weights"].shape == (2,)
+        assert res["history_rel_gap"].size == int(res["iterations"])
+
+
+def test_solve_block_norm(files, capsys):
+    code, out, _ = run(["solve", "--kernels", files["kernels"], "--b", 4,
+                        "--formulation", "lp_block_primal"], capsys)
+    assert code == 0 and "lp_block_primal" in out and "status=optimal" in out
+
+
+def test_compare_reports_agreement(files, capsys):
+    code, out, _ = run(["compare", "--kernels", files["kernels"], "--C", 10,
+                        "--formulations", "qcqp_l1,lp_dual,lp_primal",
+                        "--backends", "clarabel,ecos,highs"], capsys)
+    assert code == 0
+    assert "agreement: YES" in out
+    assert "cannot solve" in out  # HiGHS is reported as incapable, not an error
+
+
+def test_verify_certifies_a_solve_result(files, tmp_path, capsys):
+    result = tmp_path / "cand.json"
+    assert run(["solve", "--kernels", files["kernels"], "--C", 10, "--out", result], capsys)[0] == 0
+    code, out, _ = run(["verify", "--kernels", files["kernels"], "--C", 10,
+                        "--candidate", result, "--tol", "1e-6"], capsys)
+    assert code == 0 and "CERTIFIED" in out
+    # the same candidate is far from optimal for another weight norm: exit 1
+    code, out, _ = run(["verify", "--kernels", files["kernels"], "--C", 10, "--p", 2,
+                        "--candidate", result, "--tol", "1e-6"], capsys)
+    assert code == 1 and "NOT CERTIFIED" in out
+
+
+def test_verify_npz_candidate(files, tmp_path, capsys):
+    cand = tmp_path / "cand.npz"
+    np.savez(cand, weights=[0.5, 0.5], alpha=np.zeros(60))
+    code, out, _ = run(["verify", "--kernels", files["kernels"], "--candidate", cand], capsys)
+    assert code == 1 and "rel_gap" in out
+
+
+def test_bench_runs_examples_script(tmp_path, monkeypatch, capsys):
+    script = tmp_path / "bench_echo.py"
+    script.write_text("import sys\nprint('args', sys.argv[1:])\nsys.exit(3 if '--fail' in sys.argv else 0)\n")
+    monkeypatch.setattr(cli, "examples_dir", lambda: tmp_path)
+    out = subprocess.run([sys.executable, "-c", "import sys; from mklopt import cli; "
+                          f"cli.examples_dir = lambda: __import__('pathlib').Path({str(tmp_path)!r}); "
+                          "sys.exit(cli.main(['bench', 'echo', '--sizes', '5']))"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "args ['--sizes', '5']" in out.stdout
+    assert cli.main(["bench", "echo", "--fail"]) == 3
+    code, _, err = run(["bench", "nope"], capsys)
+    assert code == 2 and "available: ['echo']" in err
+
+
+def test_bench_finds_the_checkout_examples():
+    folder = cli.examples_dir()
+    assert (folder / "lp_norm_toy.py").is_file()
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "--kernels", "{dir}/missing.npz"],
+    ["solve", "--kernels", "{kernels}", "--p", "0.5"],
+    ["solve", "--kernels", "{kernels}", "--formulation", "nope"],
+    ["solve", "--kernels", "{data}"],
+    ["solve", "--data", "{data}", "--kernel", "nosuchkernel"],
+    ["solve", "--kernels", "{kernels}", "--b", "4"],
+    ["solve", "--kernels", "{kernels}", "--C", "-1"],
+    ["solve", "--kernels", "{kernels}", "--out", "{dir}/result.txt"],
+    ["solve", "--kernels", "{kernels}", "--p", "abc"],
+    ["verify", "--kernels", "{kernels}", "--candidate", "{data}"],
+    ["compare", "--kernels", "{kernels}", "--b", "4", "--formulations", "lp_dual"],
+    ["frobnicate"],
+])
+def test_bad_input_is_one_line_nonzero(files, argv, capsys):
+    argv = [a.format(**{k: str(v) for k, v in files.items()}) for a in argv]
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error" in lines[0] and "Traceback" not in err, err
+
+
+def test_console_entry_point_one_line_error(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "mklopt.cli", "solve", "--kernels",
+                          str(tmp_path / "missing.npz")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "No such file" in out.stderr
+
+
+def test_parse_helpers():
+    assert cli.parse_kernel_spec("rbf:gamma=0.1") == ("rbf", {"gamma": 0.1})
+    assert cli.parse_kernel_spec("poly:degree=3,coef0=1") == ("poly", {"degree": 3, "coef0": 1})
+    assert cli.parse_kernel_spec("linear") == "linear"
+    assert cli.parse_number("4/3") == pytest.approx(4 / 3)
+    assert cli.parse_number("inf") == float("inf")
