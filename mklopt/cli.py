@@ -32,8 +32,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 DEMO_HELP = """\
 Run a small tour of mklopt on the breast-cancer data shipped with scikit-learn:
-a stratified train/test split, five trace-normalized kernels (linear,
-quadratic, three RBF widths), and these methods:
+a stratified train/test split (200 training points), five trace-normalized
+kernels (linear, quadratic, three RBF widths), C = 100, and these methods:
 
   svm (unif)         SVM on the sum kernel (exact, formulation 'svm')
   l1 exact           l1-MKL as a QCQP (formulation 'qcqp_l1')
@@ -523,14 +523,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The ``mklopt`` argument parser (one sub-parser per command)."""
+    from . import __version__
+
     parser = _Parser(prog="mklopt", description="Multiple Kernel Learning with certified duality gaps. "
                      "p always means the WEIGHT norm ||mu||_p <= 1 (block norm b = 2p/(p+1)).",
                      epilog="Run 'mklopt COMMAND --help' for the options of a command.")
-    from . import __version__
     parser.add_argument("--version", action="version", version=f"mklopt {__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subs.required = True
+    for add in (_add_demo, _add_solve, _add_compare, _add_verify, _add_bench):
+        add(subs)
+    return parser
 
+
+def _add_demo(subs) -> None:
     demo = subs.add_parser("demo", help="tour of the formulations and drivers on breast cancer",
                            description=DEMO_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     demo.add_argument("--out", default="mklopt_demo_convergence.png", metavar="FILE.png",
@@ -539,6 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backend", default=None, help="conic backend of the exact solves")
     demo.set_defaults(handler=cmd_demo)
 
+
+def _add_solve(subs) -> None:
     solve = subs.add_parser("solve", help="solve one instance (a formulation or a driver)",
                             description="Solve one MKL instance exactly (--formulation) or with an "
                             "outer loop (--driver) and print the certified result.")
@@ -556,6 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--out", metavar="FILE", help="write the result to FILE.json or FILE.npz (atomic)")
     solve.set_defaults(handler=cmd_solve)
 
+
+def _add_compare(subs) -> None:
     compare = subs.add_parser("compare", help="formulations x backends on one instance",
                               description="Solve one instance with several formulations and "
                               "backends; report each certificate and whether all agree (exit 1 if not).")
@@ -565,6 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--tol", type=parse_number, help="agreement tolerance, relative (default 1e-6)")
     compare.set_defaults(handler=cmd_compare)
 
+
+def _add_verify(subs) -> None:
     verify = subs.add_parser("verify", help="certify a candidate solution (exit 0 iff rel_gap <= tol)",
                              description="Compute mklopt's certificate (primal, dual, gap) of a "
                              "candidate (weights, alpha) from your own solver.")
@@ -575,13 +587,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--tol", type=parse_number, help="required relative gap (default 1e-6)")
     verify.set_defaults(handler=cmd_verify)
 
+
+def _add_bench(subs) -> None:
     bench = subs.add_parser("bench", help="run a benchmark script from examples/ (exact, drivers, vkr)",
                             description="Run examples/bench_NAME.py of a source checkout; "
                             "arguments after NAME are passed to the script.")
     bench.add_argument("name", help="benchmark name: exact, drivers, vkr, ...")
     bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     bench.set_defaults(handler=cmd_bench)
-    return parser
 
 
 def _one_line(exc: BaseException) -> str:

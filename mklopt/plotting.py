@@ -102,7 +102,7 @@ def plot_convergence(results: Any, ax: Any = None, *, tol: float | None = None):
         axis.grid(True, which="both", alpha=0.3)
         if tol is not None:
             axis.axhline(tol, color="gray", linestyle="--", linewidth=1)
-    axes[0].legend()
+    axes[0].legend(fontsize="small")
     axes[0].set_title("convergence of the certified gap")
     return fig, axes
 
