@@ -84,7 +84,29 @@ def run(sizes, kernel_counts, C: float = 1.0, exact_max_n: int = 500) -> list[di
     return rows
 
 
-def main(argv=None) -> list[dict]:
+def plot_ratios(rows: list[dict], out) -> None:
+    """Bar chart of time / one SVC fit per configuration (log scale)."""
+    from pathlib import Path
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    labels = [f"n={r['n']} M={r['M']}\n{r['driver']} {r['tol']:.0e} {r['inner']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(rows)), 4))
+    ax.bar(range(len(rows)), [r["time"] / r["svc"] for r in rows])
+    ax.set_yscale("log")
+    ax.set_ylabel("time / one SVC fit")
+    ax.set_xticks(range(len(rows)), labels, rotation=90, fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out / "bench_drivers.png", dpi=120)
+    plt.close(fig)
+
+
+def main(small: bool = False, out=None, argv=None) -> list[dict]:
+    """Command-line entry; ``small=True`` runs one tiny configuration (smoke test)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 1000, 1797],
                         help="training sizes n (digits has 1797 points)")
@@ -92,8 +114,14 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--exact-max-n", type=int, default=500,
                         help="largest n for the exact one-shot solve and the cvxpy inner solver")
-    args = parser.parse_args(argv)
-    return run(args.sizes, args.kernels, args.C, args.exact_max_n)
+    parser.add_argument("--out", default=None, help="folder for bench_drivers.png")
+    args = parser.parse_args(argv if argv is not None else ([] if small else None))
+    if small:
+        args.sizes, args.kernels, args.exact_max_n = [80], [4], 80
+    rows = run(args.sizes, args.kernels, args.C, args.exact_max_n)
+    if out is not None or args.out is not None:
+        plot_ratios(rows, out if out is not None else args.out)
+    return rows
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from mklopt.testing import build_reference_instances, dumps_catalogue
 DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "formulations" / "reference_instances.json"
 
 
-def main() -> None:
+def regenerate() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args()
@@ -38,4 +38,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    regenerate()

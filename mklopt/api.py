@@ -12,7 +12,7 @@ import numpy as np
 
 from . import backends as bk
 from ._validation import check_C, check_labels
-from .certificates import certificate
+from .certificates import certificate, primal_point_certificate
 from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, MKLError,
                          SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
@@ -112,10 +112,13 @@ def _build(form, data: MKLData):
 def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_name: str) -> None:
     others = [b for b in bk.capable_backends(FORMULATIONS[form_name].cone) if b != name]
     try:
-        if isinstance(solver, str):
-            problem.solve(solver=solver, **bk.solver_options(name, tol))
-        else:
-            problem.solve(solver=solver)
+        with warnings.catch_warnings():
+            # CVXPY's "may be inaccurate" warning: mklopt's certificate decides instead.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            if isinstance(solver, str):
+                problem.solve(solver=solver, **bk.solver_options(name, tol))
+            else:
+                problem.solve(solver=solver)
     except cp.error.SolverError as exc:
         raise SolverError(f"backend {name} failed on '{form_name}': {exc}. Try backend={others[:1] or others}.") from None
     if problem.status not in _ACCEPTED:
@@ -134,11 +137,14 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
     reg = model.certificate_regularizer
     if model.certify is not None:
         cert = model.certify(weights, alpha, bias)
+    elif model.primal_point is not None:
+        cert = primal_point_certificate(data.kernels, data.y, data.C, alpha, reg, model.primal_point())
     else:
         cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
     limit = gap_tolerance(name, tol, form.cone_for(data))
     raw_gap, polished = cert.rel_gap, False
-    if model.certify is None and form.name != "svm" and not cert.rel_gap <= limit / 10:
+    exact_form = model.certify is None and model.primal_point is None
+    if exact_form and form.name != "svm" and not cert.rel_gap <= limit / 10:
         cert, polished = _polish(data, cert, reg, name, tol)
     elapsed = time.perf_counter() - start
     ok = np.isfinite(cert.rel_gap) and cert.rel_gap <= limit
@@ -150,7 +156,7 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
         dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
         backend=name, formulation=form.name, solve_time=elapsed,
-        dual_coef=data.y * cert.alpha,  # broadcasts over (M, n) per-kernel alphas too
+        dual_coef=cert.dual_coef if cert.dual_coef is not None else data.y * cert.alpha,
         kernel_names=list(data.kernels.names),
         certificate=cert, message=message,
         info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),

@@ -45,6 +45,9 @@ class Certificate:
     #: solve keeps the best bound of each side: ``certify(weights, alpha)``
     #: reproduces ``primal``, ``certify(weights, dual_alpha)`` reproduces ``dual``).
     dual_alpha: np.ndarray | None = None
+    #: Decision-function coefficients when they are not :math:`y\\circ\\alpha`
+    #: (per-kernel rows, shape (M, n), for primal-point certificates).
+    dual_coef: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
@@ -124,11 +127,10 @@ class MKLResult:
             raise InvalidInputError(
                 f"test kernels must have shape (M={M}, n_test, n_train={n}), got {T.shape}.")
         coef = np.asarray(self.dual_coef)
-        if coef.ndim == 2:  # one coefficient vector per kernel (VKR): sum_k T_k @ coef_k
+        if coef.ndim == 2:  # one coefficient vector per kernel (VKR, block b > 2)
             return np.einsum("kij,kj->i", T, coef) + self.bias
-        support = np.flatnonzero(coef)
-        scores = np.tensordot(self.weights, T[:, :, support], axes=1) @ coef[support]
-        return scores + self.bias
+        # (M, n_test) products first: no copy of the test stack
+        return self.weights @ np.tensordot(T, coef, axes=([2], [0])) + self.bias
 
     def predict(self, test_kernels) -> np.ndarray:
         """Predicted labels (in the original label values)."""

@@ -58,6 +58,20 @@ class Model:
     #: Optional formulation-specific certificate ``certify(weights, alpha, bias)
     #: -> Certificate`` (e.g. the VKR LP); the generic MKL certificate otherwise.
     certify: Callable[..., Any] | None = None
+    #: Optional ``primal_point() -> PrimalPoint`` for primal formulations whose
+    #: solution has no kernel-weight form: the certificate's upper bound then
+    #: comes from the primal point itself.
+    primal_point: Callable[[], "PrimalPoint"] | None = None
+
+
+@dataclass
+class PrimalPoint:
+    """A primal solution in function form: :math:`f = \\sum_m K_m \\beta_m` on the training set."""
+
+    penalty: float
+    outputs: np.ndarray
+    weights: np.ndarray
+    coef: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,12 @@
 Equal optimum to the weight view with **weight norm** :math:`p=b/(2-b)` for
 :math:`b\\le2`; :math:`b>2` has no weight-norm form and is solved here only.
 Pass ``b=`` directly, or ``p=`` (weight norm) to use :math:`b = 2p/(p+1)`.
-The effective kernel weights are :math:`\\mu_m = \\|w_m\\|/\\sqrt{s_m(\\alpha)}`
-(so that :math:`w_m = \\mu_m L_m^\\top(y\\circ\\alpha)`), and the certificate uses
+For :math:`b\\le2` the effective kernel weights are :math:`\\mu_m = \\|w_m\\|/\\sqrt{s_m(\\alpha)}`
+(so that :math:`w_m = \\mu_m L_m^\\top(y\\circ\\alpha)`). For :math:`b>2` that form breaks
+down (at :math:`b=\\infty` blocks with :math:`L_m^\\top(y\\circ\\alpha)=0` keep :math:`w_m\\ne0`):
+``weights`` are then the block norms :math:`\\|w_m\\|`, the decision function uses
+per-kernel coefficients (``dual_coef`` of shape (M, n)) and the certificate's upper
+bound is the primal objective at the solver's :math:`w`. The lower bound is always
 the block-norm dual :math:`1^\\top\\alpha - \\tfrac12\\|(\\sqrt{s_m})_m\\|_{b^*}^2`.
 """
 
@@ -21,7 +25,7 @@ import numpy as np
 from ..exceptions import FormulationError
 from ..kernels import quadratic_terms
 from ..regularizers import BlockNorm, LpBall, block_from_weight_norm
-from ._base import Formulation, MKLData, Model, margin_problem
+from ._base import Formulation, MKLData, Model, PrimalPoint, margin_problem
 
 
 def block_norm(data: MKLData) -> float:
@@ -41,14 +45,37 @@ def build(data: MKLData, b: float | None = None) -> Model:
     block = cp.norm(norms, bnorm) if bnorm != 1 else cp.sum(norms)
     problem = cp.Problem(cp.Minimize(0.5 * cp.square(block) + hinge), [margin])
 
+    def alpha_value() -> np.ndarray:
+        return np.asarray(margin.dual_value, dtype=float)
+
     def extract():
-        alpha = np.asarray(margin.dual_value, dtype=float)
+        alpha = alpha_value()
+        if bnorm > 2:  # no kernel-weight form: report the block norms ||w_m||
+            return np.array([np.linalg.norm(w_m.value) for w_m in blocks]), alpha, float(bias.value)
         s, _ = quadratic_terms(data.kernels.K, data.y * np.clip(alpha, 0, data.C))
         wn = np.array([np.linalg.norm(w_m.value) for w_m in blocks])
         mu = np.where(s > 1e-300, wn / np.sqrt(np.maximum(s, 1e-300)), 0.0)
         return mu, alpha, float(bias.value)
 
-    return Model(problem, extract, BlockNorm(bnorm), info={"b": bnorm})
+    def primal_point() -> PrimalPoint:
+        return _function_form(data, [w_m.value for w_m in blocks], bnorm)
+
+    return Model(problem, extract, BlockNorm(bnorm), info={"b": bnorm},
+                 primal_point=primal_point if bnorm > 2 else None)
+
+
+def _function_form(data: MKLData, w_values: list[np.ndarray], bnorm: float) -> PrimalPoint:
+    """Per-kernel coefficients :math:`\\beta_m = L_m \\Lambda_m^{-1} w_m` with :math:`K_m\\beta_m = L_m w_m`.
+
+    The factor's columns are orthogonal with squared norms :math:`\\Lambda_m` (the
+    kept eigenvalues), so :math:`K_m\\beta_m = L_m L_m^\\top L_m\\Lambda_m^{-1}w_m = L_m w_m`.
+    """
+    factors = data.factors()
+    outputs = sum(L @ w for L, w in zip(factors, w_values))
+    coef = np.stack([L @ (w / np.einsum("ij,ij->j", L, L)) for L, w in zip(factors, w_values)])
+    norms = np.array([np.linalg.norm(w) for w in w_values])
+    penalty = 0.5 * float(np.linalg.norm(norms, ord=bnorm)) ** 2
+    return PrimalPoint(penalty=penalty, outputs=outputs, weights=norms, coef=coef)
 
 
 FORMULATION = Formulation(
