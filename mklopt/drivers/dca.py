@@ -31,10 +31,11 @@ import math
 
 import numpy as np
 
+from .. import backends as bk
 from ..exceptions import InvalidInputError, RankError
-from ..formulations import MKLData
+from ..formulations import FORMULATIONS, MKLData
 from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_supergradient,
-                                          check_theta, tail_sum_linearization)
+                                          check_theta, check_weights, tail_sum_linearization)
 from ..regularizers import LpBall, WeightedL1
 from ..result import MKLResult
 from .base import Driver, Step, run
@@ -50,9 +51,6 @@ class ExactSubproblem:
     """Solve the subproblem with :func:`mklopt.solve` (``dc_subproblem``), certified."""
 
     def __init__(self, data: MKLData, theta: int, backend, tol: float) -> None:
-        from .. import backends as bk
-        from ..formulations import FORMULATIONS
-
         self.data, self.theta, self.tol = data, theta, tol
         # (registry name, what solve() accepts): a name, or a CVXPY solver instance
         self.name, self.backend = bk.select_backend(backend, FORMULATIONS["dc_subproblem"].cone,
@@ -113,7 +111,7 @@ class DCA(Driver):
     inner_tol : float, optional
         Subproblem accuracy: backend tolerance for ``"exact"`` (default
         1e-8), certified relative gap for ``"wrapper"`` (default
-        ``min(1e-6, tol/100)``).
+        ``max(tol/10, 1e-7)``; libsvm certifies down to about 1e-7).
     inner_max_iter : int, default 1000
         Wrapper iterations per subproblem (>= 2; 2 is the paper's Algorithm
         1: one SVM and one weight update per linearization).
@@ -134,7 +132,8 @@ class DCA(Driver):
         _check_tail_ranks(data, self.theta)
         self.inner = _make_subproblem(data, self.theta, inner, svm, backend, tol, inner_tol,
                                       inner_max_iter)
-        self.init_weights = init_weights
+        self.init_weights = (None if init_weights is None
+                             else check_weights(init_weights, data.M, "init_weights"))
         self._lin: tuple[np.ndarray, TailLinearization] | None = None
         self._last_primal = math.inf
 
@@ -150,7 +149,7 @@ class DCA(Driver):
     # --------------------------------------------------------------- loop
     def start(self) -> np.ndarray:
         """Uniform weights (or ``init_weights``) scaled so that :math:`g(\\mu^0) = 1`."""
-        mu = np.ones(self.data.M) if self.init_weights is None else np.asarray(self.init_weights, float)
+        mu = np.ones(self.data.M) if self.init_weights is None else self.init_weights
         g = self.linearize(mu).g
         if not g > RANK_TOL * float(self.data.kernels.traces @ mu):
             raise RankError(
@@ -168,11 +167,12 @@ class DCA(Driver):
         change = float(np.max(np.abs(new - weights)) / max(float(np.max(np.abs(new))), 1e-300))
         decrease = self._last_primal - cert.primal
         self._last_primal = cert.primal
-        extra = {"tail_sum": tail, "tail_sum_start": lin.g, "subproblem_rel_gap": cert.rel_gap,
-                 "subproblem_gap": cert.gap, "subproblem_status": res.status,
+        extra = {"tail_sum": tail, "tail_sum_start": lin.g, "subproblem_rel_gap": res.rel_gap,
+                 "subproblem_gap": res.gap, "subproblem_status": res.status,
                  "weight_change": change, "objective_decrease": decrease,
                  "inner_iterations": inner_iterations, "v": lin.v.copy()}
-        return Step(cert.alpha, cert, new, extra=extra)
+        # res.dual: the subproblem's best lower bound (the wrapper keeps it across iterates)
+        return Step(cert.alpha, cert, new, lower=res.dual, extra=extra)
 
     def converged(self, record: dict, history: list, tol: float) -> bool:
         if len(history) < 2:
@@ -224,7 +224,7 @@ def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,
             raise InvalidInputError("svm= only applies to inner='wrapper'.")
         return ExactSubproblem(data, theta, backend, 1e-8 if inner_tol is None else inner_tol)
     if inner == "wrapper":
-        sub_tol = min(1e-6, 0.01 * tol) if inner_tol is None else inner_tol
+        sub_tol = max(0.1 * tol, 1e-7) if inner_tol is None else inner_tol
         return WrapperSubproblem(data, svm or "libsvm", backend, sub_tol, inner_max_iter)
     raise InvalidInputError(
         f"unknown dca inner solver {inner!r}; use 'exact' (dc_subproblem on a conic backend) "
