@@ -144,7 +144,7 @@ def plot(rows: list[dict], path) -> None:
 
     sizes = sorted({r["n"] for r in rows})
     labels = [label for label, _, _ in CASES]
-    backends = sorted({r["backend"] for r in rows})
+    backends = sorted({r["backend"] for r in rows if r["rel_gap"] is not None})  # solved at least once
     fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4), squeeze=False)
     width = 0.8 / max(1, len(backends))
     for ax, n in zip(axes[0], sizes):
@@ -152,7 +152,8 @@ def plot(rows: list[dict], path) -> None:
             ratio = {r["case"]: r["time"] / r["svc"] for r in rows
                      if r["n"] == n and r["backend"] == backend and r["rel_gap"] is not None}
             xs = [i + k * width for i, label in enumerate(labels) if label in ratio]
-            ax.bar(xs, [ratio[label] for label in labels if label in ratio], width, label=backend)
+            ax.bar(xs, [ratio[label] for label in labels if label in ratio], width, label=backend,
+                   color=plt.cm.tab10(k))
         ax.set_yscale("log")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=35, ha="right",
                       fontsize=8)
