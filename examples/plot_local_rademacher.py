@@ -11,7 +11,7 @@ sums, gradient magnitudes, a 4x4 downsample). Compared methods:
   followed by ℓ1-MKL (``ks.normalized("tail_sum", theta=θ)`` then ``fit``),
 * ``dc``: the DC algorithm over :math:`\\{\\sum_{j>\\theta}\\lambda_j(K_\\mu)\\le1\\}`
   (``fit(ks, y, "dca", theta=θ, inner="wrapper")``: the paper's alternation,
-  SVM by libsvm then :math:`\mu_m\propto\|w_m\|/\sqrt{v_m}`, run on each
+  SVM by libsvm then :math:`\\mu_m\\propto\\|w_m\\|/\\sqrt{v_m}`, run on each
   linearized subproblem to a certified gap of tol/10),
 
 with θ chosen on a validation split from {1, 2, 4, 8, 16} by AUC. Every
