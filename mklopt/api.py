@@ -120,7 +120,8 @@ def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_n
             else:
                 problem.solve(solver=solver)
     except cp.error.SolverError as exc:
-        raise SolverError(f"backend {name} failed on '{form_name}': {exc}. Try backend={others[:1] or others}.") from None
+        hint = f"try backend='{others[0]}'" if others else "no other capable backend is installed"
+        raise SolverError(f"backend {name} failed on '{form_name}' ({str(exc).rstrip('.')}); {hint}.") from None
     if problem.status not in _ACCEPTED:
         raise SolverError(
             f"backend {name} returned status '{problem.status}' on '{form_name}'"
@@ -173,7 +174,10 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     Returns the better of the two certificates.
     """
     svm_form = FORMULATIONS["svm"]
-    backend = name if bk.BACKENDS.get(name) and bk.BACKENDS[name].can_solve(svm_form.cone) else None
+    # The most accurate installed QP backend: the polish certifies the weights,
+    # so it should not inherit the limits of the backend that produced them.
+    capable = bk.capable_backends(svm_form.cone) or [None]
+    backend = min(capable, key=lambda b: bk.accuracy(b, svm_form.cone) if b else 1.0)
     svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
     model = svm_form.build(data, weights=cert.weights)
     try:

@@ -68,7 +68,7 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in [
             accuracy=1e-9, install="pip install clarabel"),
     Backend("ECOS", frozenset({"LP", "QP", "SOCP", "EXP"}),
             lambda tol: dict(abstol=tol, reltol=tol, feastol=tol, max_iters=500),
-            accuracy=1e-7, install="pip install ecos"),
+            accuracy=2e-6, install="pip install ecos"),  # alpha: measured 1e-6..1.8e-6
     Backend("SCS", _CONIC | {"SDP"},
             lambda tol: dict(eps_abs=max(tol, 1e-9), eps_rel=max(tol, 1e-9),
                              max_iters=200_000),

@@ -88,17 +88,6 @@ def solve_single_kernel(reference: Reference, formulation: str, backend: str):
     return _SOLVES[key]
 
 
-def xfail_known_ecos_gap(result) -> None:
-    """ECOS's multipliers are accurate to about 1e-6 relative (see tests/test_agreement.py).
-
-    Its certificate then lands slightly above the 1e-6 target: a known, reported
-    limitation, marked xfail only within 10x of the target.
-    """
-    if (result.backend == "ECOS" and result.status != "optimal"
-            and result.rel_gap <= 10 * ISSUE_REL_TOL):
-        pytest.xfail(f"ECOS certificate rel_gap {result.rel_gap:.2e} slightly above 1e-6")
-
-
 def objective_tolerance(backend: str, formulation: str = "svm") -> float:
     """The issue's 1e-6, or the backend's documented accuracy on the formulation's cone."""
     return max(ISSUE_REL_TOL, accuracy(backend, FORMS[formulation]))
@@ -121,7 +110,6 @@ def test_held_out_margins_are_unambiguous(reference):
 def test_optimum_equals_svc_dual_objective(reference, formulation, backend):
     result = solve_single_kernel(reference, formulation, backend)
     target = reference.dual_objective
-    xfail_known_ecos_gap(result)
     assert result.status == "optimal", result.message
     tolerance = objective_tolerance(backend, formulation) * max(1.0, abs(target))
     assert abs(result.primal - target) <= tolerance

@@ -5,7 +5,7 @@
   and 1e-6: twelve orders of magnitude between kernels) some backends really
   fail or return answers that mklopt's certificate rejects (measured: ECOS
   rel_gap ~6e-3, OSQP ~1.5e-4, HiGHS "Solve error" on the SVM; ECOS ~1.5e-3
-  on the l1-MKL dual). ``verify=True`` must then issue a
+  on the l1-MKL dual before mklopt's polish). ``verify=True`` must then issue a
   :class:`~mklopt.exceptions.DisagreementWarning` and report
   ``verification["agree"] is False`` instead of returning silently.
 """
@@ -20,6 +20,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 import mklopt
+from mklopt.api import gap_tolerance
 from mklopt.backends import capable_backends
 from mklopt.exceptions import DisagreementWarning, UncertifiedWarning
 
@@ -85,12 +86,15 @@ def test_ill_conditioned_svm_warns_and_reports_disagreement(ill_conditioned):
 
 
 @pytest.mark.skipif("ECOS" not in capable_backends("SOCP"), reason="instance found on ECOS")
-def test_ill_conditioned_l1_dual_warns_and_reports_disagreement(ill_conditioned):
+def test_ill_conditioned_l1_dual_needs_the_polish_on_ecos(ill_conditioned):
+    """ECOS's own alpha is rejected; its weights are certified only after mklopt's SVM polish."""
     ks, y = ill_conditioned
-    result, disagreements = solve_verified(ks, y, "lp_dual", p=1.0)
-    assert disagreements
-    assert result.verification["agree"] is False
-    assert result.verification["backends"]["ECOS"]["status"] != "optimal"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = mklopt.solve(ks, y, "lp_dual", p=1.0, backend="ECOS")
+    assert result.info["raw_rel_gap"] > gap_tolerance("ECOS", 1e-8, "SOCP")
+    assert result.info["polished"] is True
+    assert result.status == "optimal" and result.rel_gap <= gap_tolerance("ECOS", 1e-8, "SOCP")
 
 
 def test_ill_conditioned_result_is_still_the_certified_default(ill_conditioned):
