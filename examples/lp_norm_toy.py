@@ -106,7 +106,7 @@ def _hard_margin(res: mklopt.MKLResult, C: float) -> bool:
 
 def tune_and_test(ks, y, val, test, b: float, Cs) -> tuple[float, float, bool]:
     """Tune C on the validation set; returns (test error, chosen C, certified)."""
-    best, res = None, None
+    best, res, prev_C = None, None, None
     for C in sorted(Cs):
         if res is None or not _hard_margin(res, prev_C):
             res = train(ks, y, b, C)

@@ -9,7 +9,7 @@ factors :math:`K_m = L_m L_m^\\top`, traces and tail sums.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -438,7 +438,7 @@ class KernelSet:
                 raise RankError(
                     "tail sum is ~0 (rank <= theta) for kernel(s) "
                     + ", ".join(f"'{self.names[m]}' (rank {self._rank_hint(m)})" for m in bad)
-                    + f"; choose theta smaller than their rank, or drop them.")
+                    + "; choose theta smaller than their rank, or drop them.")
         else:
             raise KernelError(f"unknown normalization {method!r}; choose one of {NORMALIZATIONS}.")
         bad = [self.names[m] for m in range(self.M) if not div[m] > 0]

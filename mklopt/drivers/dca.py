@@ -37,6 +37,7 @@ from ..formulations import FORMULATIONS, MKLData
 from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_supergradient,
                                           check_theta, check_weights, tail_sum_linearization)
 from ..regularizers import LpBall, WeightedL1
+from ..exact import solve
 from ..result import MKLResult
 from .base import Driver, Step, run
 from .inner import make_inner
@@ -57,7 +58,6 @@ class ExactSubproblem:
                                                     "dc_subproblem")
 
     def __call__(self, weights: np.ndarray, lin: TailLinearization) -> tuple[MKLResult, int]:
-        from ..api import solve  # api sits above the drivers; imported lazily
 
         d = self.data
         res = solve(d.kernels, d.y, "dc_subproblem", C=d.C, backend=self.backend, tol=self.tol,

@@ -1,0 +1,241 @@
+"""One exact convex solve (:func:`solve`): build, run a backend, certify, polish, verify.
+
+Sits above formulations and certificates and below the drivers (DCA solves
+its subproblems through it) and the public API.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+import warnings
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from . import backends as bk
+from ._validation import check_C, check_labels
+from .certificates import certificate, primal_point_certificate
+from .exceptions import (DisagreementWarning, FormulationError, MKLError,
+                         SolverError, UncertifiedWarning)
+from .formulations import FORMULATIONS, MKLData
+from .kernels import KernelSet
+from .regularizers import Regularizer, as_regularizer
+from .result import MKLResult
+
+__all__ = ["solve", "prepare", "gap_tolerance"]
+
+_ACCEPTED = ("optimal", "optimal_inaccurate")
+
+
+def prepare(kernels, y, *, C: float = 1.0, p: float = 1.0,
+            regularizer: Regularizer | None = None, psd: bool = True,
+            params: dict | None = None) -> tuple[MKLData, np.ndarray]:
+    """Validate inputs into an :class:`MKLData` (and the original class labels)."""
+    if isinstance(kernels, KernelSet):
+        ks = kernels
+        if psd and not ks.psd:
+            ks._require_psd("this formulation")
+    else:
+        ks = KernelSet(kernels, psd=psd, symmetric=psd)
+    y_pm, classes = check_labels(y, ks.n)
+    return MKLData(ks, y_pm, check_C(C), as_regularizer(regularizer, p), dict(params or {})), classes
+
+
+def gap_tolerance(backend: str, tol: float, cone: str | None = None) -> float:
+    """Relative gap below which mklopt certifies a backend's answer as optimal."""
+    return max(100.0 * tol, 10.0 * bk.accuracy(backend, cone), 1e-9)
+
+
+def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float = 1.0,
+          regularizer: Regularizer | None = None, backend: Any = None, tol: float = 1e-8,
+          verify: bool = False, **params) -> MKLResult:
+    """Solve one MKL formulation exactly and certify the answer.
+
+    Parameters
+    ----------
+    kernels : KernelSet, array (M, n, n) or list of (n, n) arrays
+    y : array (n,)
+        Two-class labels (any two values).
+    formulation : str
+        One of ``mklopt.formulations.FORMULATIONS`` ("svm", "qcqp_l1",
+        "lp_primal", "lp_block_primal", "lp_dual", ...).
+    C : float
+        Soft-margin constant, > 0.
+    p : float
+        **Weight norm**: :math:`\\Theta=\\{\\mu\\ge0:\\|\\mu\\|_p\\le1\\}`,
+        :math:`p\\in[1,\\infty]` (block norm :math:`b = 2p/(p+1)`).
+    regularizer : Regularizer, optional
+        Any weight set Θ (overrides ``p``).
+    backend : str or CVXPY solver, optional
+        Default: the formulation's default (Clarabel for conic, HiGHS for LP).
+    tol : float
+        Backend tolerance.
+    verify : bool
+        Also solve with every other capable installed backend; the report is
+        in ``result.verification`` and a :class:`DisagreementWarning` is
+        issued when backends disagree or fail to certify.
+    **params
+        Formulation parameters (``weights=`` for "svm", ``b=`` for
+        "lp_block_primal", ...).
+
+    Returns
+    -------
+    MKLResult
+        ``status == "optimal"`` only when mklopt's own certificate has
+        ``rel_gap <= gap_tolerance(backend, tol)``.
+    """
+    form = _formulation(formulation)
+    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer,
+                            psd=form.needs_psd, params=params)
+    cone = form.cone_for(data)
+    name, solver = bk.select_backend(backend, cone, form.name)
+    result = _solve_once(form, data, name, solver, tol)
+    result.classes = classes
+    if verify:
+        _verify(form, data, result, tol)
+    elif result.status != "optimal":
+        warnings.warn(f"{form.name} on {name}: {result.message}", UncertifiedWarning, stacklevel=2)
+    return result
+
+
+def _formulation(name: str):
+    if name not in FORMULATIONS:
+        raise FormulationError(f"unknown formulation {name!r}; choose one of {sorted(FORMULATIONS)}.")
+    return FORMULATIONS[name]
+
+
+def _build(form, data: MKLData):
+    try:
+        return form.build(data, **data.params)
+    except TypeError as exc:
+        raise FormulationError(f"formulation '{form.name}' got unexpected parameters {sorted(data.params)}: {exc}") from None
+
+
+def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_name: str) -> None:
+    others = [b for b in bk.capable_backends(FORMULATIONS[form_name].cone) if b != name]
+    try:
+        with warnings.catch_warnings():
+            # CVXPY's "may be inaccurate" warning: mklopt's certificate decides instead.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            if isinstance(solver, str):
+                problem.solve(solver=solver, **bk.solver_options(name, tol))
+            else:
+                problem.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        hint = f"try backend='{others[0]}'" if others else "no other capable backend is installed"
+        raise SolverError(f"backend {name} failed on '{form_name}' ({str(exc).rstrip('.')}); {hint}.") from None
+    if problem.status not in _ACCEPTED:
+        raise SolverError(
+            f"backend {name} returned status '{problem.status}' on '{form_name}'"
+            f"; try another backend ({', '.join(others)}) or rescale the kernels (normalized('trace')).")
+
+
+def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLResult:
+    start = time.perf_counter()
+    model = _build(form, data)
+    _run_backend(model.problem, name, solver, tol, form.name)
+    weights, alpha, bias = model.extract()
+    if weights is None or alpha is None or not (np.all(np.isfinite(weights)) and np.all(np.isfinite(alpha))):
+        raise SolverError(f"backend {name} returned no finite solution for '{form.name}' (status {model.problem.status}).")
+    reg = model.certificate_regularizer
+    if model.certify is not None:
+        cert = model.certify(weights, alpha, bias)
+    elif model.primal_point is not None:
+        cert = primal_point_certificate(data.kernels, data.y, data.C, alpha, reg, model.primal_point())
+    else:
+        cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
+    limit = gap_tolerance(name, tol, form.cone_for(data))
+    raw_gap, polished = cert.rel_gap, False
+    exact_form = model.certify is None and model.primal_point is None
+    if exact_form and form.name != "svm" and not cert.rel_gap <= limit / 10:
+        cert, polished = _polish(data, cert, reg, name, tol)
+    elapsed = time.perf_counter() - start
+    ok = np.isfinite(cert.rel_gap) and cert.rel_gap <= limit
+    status = "optimal" if ok else "uncertified"
+    message = ("certified" if ok else
+               f"backend status '{model.problem.status}' but mklopt's certificate has rel_gap "
+               f"{cert.rel_gap:.2e} > {limit:.1e}; tighten tol or use another backend")
+    return MKLResult(
+        weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
+        dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
+        backend=name, formulation=form.name, solve_time=elapsed,
+        dual_coef=cert.dual_coef if cert.dual_coef is not None else data.y * cert.alpha,
+        kernel_names=list(data.kernels.names),
+        certificate=cert, message=message,
+        info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
+              "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished, **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
+
+
+def _polish(data: MKLData, cert, reg, name: str, tol: float):
+    """Re-solve the SVM at the returned weights for an alpha consistent with them.
+
+    Interior-point multipliers (the weights of dual formulations, alpha of
+    primal ones) are accurate to about the solver tolerance, which the hinge
+    term of the primal value amplifies. The weights are the formulation's
+    answer; an exact SVM at those weights yields the alpha that certifies them.
+    Returns the better of the two certificates.
+    """
+    svm_form = FORMULATIONS["svm"]
+    # The most accurate installed QP backend: the polish certifies the weights,
+    # so it should not inherit the limits of the backend that produced them.
+    capable = bk.capable_backends(svm_form.cone) or [None]
+    backend = min(capable, key=lambda b: bk.accuracy(b, svm_form.cone) if b else 1.0)
+    svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
+    model = svm_form.build(data, weights=cert.weights)
+    try:
+        _run_backend(model.problem, svm_name, solver, tol, "svm")
+    except SolverError:
+        return cert, False
+    _, alpha, _ = model.extract()
+    if alpha is None or not np.all(np.isfinite(alpha)):
+        return cert, False
+    new = certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg)
+    # Both dual values are valid lower bounds and both primal values upper bounds
+    # (weak duality for any feasible alpha): keep the tightest of each.
+    best = new if new.primal <= cert.primal else cert
+    dual_source = new if new.dual >= cert.dual else cert
+    best = replace(best, dual=dual_source.dual, dual_alpha=dual_source.alpha)
+    best.gap = best.primal - best.dual
+    best.rel_gap = best.gap / max(1.0, abs(best.primal))
+    return best, True
+
+
+def _verify(form, data: MKLData, result: MKLResult, tol: float) -> None:
+    """Solve with every other capable backend and compare with mklopt's certificates."""
+    report = {result.backend: _entry(result)}
+    for name in bk.capable_backends(form.cone_for(data)):
+        if name == result.backend:
+            continue
+        try:
+            other = _solve_once(form, data, name, name, tol)
+            report[name] = _entry(other)
+        except MKLError as exc:
+            report[name] = {"status": "failed", "error": str(exc)}
+    certified = [r for r in report.values() if r["status"] == "optimal"]
+    lower = max((r["dual"] for r in certified), default=-np.inf)
+    upper = min((r["primal"] for r in certified), default=np.inf)
+    problems = []
+    for name, r in report.items():
+        if r["status"] != "optimal":
+            problems.append(f"{name}: {r['status']} ({r.get('error') or 'rel_gap %.2e' % r['rel_gap']})")
+            continue
+        slack = max(tol, bk.accuracy(name, form.cone_for(data))) * max(1.0, abs(upper)) * 10
+        if not (lower - slack <= r["backend_value"] <= upper + slack):
+            problems.append(f"{name}: reported objective {r['backend_value']:.10g} outside the "
+                            f"certified interval [{lower:.10g}, {upper:.10g}]")
+    if not certified:
+        problems.append("no backend could be certified")
+    result.verification = {"backends": report, "agree": not problems, "problems": problems,
+                           "interval": (lower, upper)}
+    if problems:
+        warnings.warn(f"verify: backends disagree on '{form.name}': " + "; ".join(problems),
+                      DisagreementWarning, stacklevel=3)
+
+
+def _entry(res: MKLResult) -> dict:
+    return {"status": res.status, "primal": res.primal, "dual": res.dual, "rel_gap": res.rel_gap,
+            "backend_value": res.info["backend_value"], "time": res.solve_time,
+            "weights": res.weights.tolist()}
+
