@@ -144,6 +144,9 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         cert = model.certify(weights, alpha, bias)
     elif model.primal_point is not None:
         cert = primal_point_certificate(data.kernels, data.y, data.C, alpha, reg, model.primal_point())
+        if not np.isinf(model.info.get("b", 0.0)):  # the weight form may certify tighter
+            alt = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
+            cert = alt if alt.rel_gap < cert.rel_gap else cert
     else:
         cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
     limit = gap_tolerance(name, tol, form.cone_for(data))

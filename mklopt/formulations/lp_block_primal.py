@@ -11,9 +11,10 @@ Pass ``b=`` directly, or ``p=`` (weight norm) to use :math:`b = 2p/(p+1)`.
 For :math:`b\\le2` the effective kernel weights are :math:`\\mu_m = \\|w_m\\|/\\sqrt{s_m(\\alpha)}`
 (so that :math:`w_m = \\mu_m L_m^\\top(y\\circ\\alpha)`). For :math:`b>2` that form breaks
 down (at :math:`b=\\infty` blocks with :math:`L_m^\\top(y\\circ\\alpha)=0` keep :math:`w_m\\ne0`):
-``weights`` are then the block norms :math:`\\|w_m\\|`, the decision function uses
-per-kernel coefficients (``dual_coef`` of shape (M, n)) and the certificate's upper
-bound is the primal objective at the solver's :math:`w`. The lower bound is always
+the decision function uses per-kernel coefficients (``dual_coef`` of shape (M, n)),
+the certificate's upper bound is the primal objective at the solver's :math:`w`
+(or the weight-form value when that is tighter), and at :math:`b=\\infty` ``weights``
+are the block norms :math:`\\|w_m\\|` (finite :math:`b>2` keeps the effective weights). The lower bound is always
 the block-norm dual :math:`1^\\top\\alpha - \\tfrac12\\|(\\sqrt{s_m})_m\\|_{b^*}^2`.
 """
 
@@ -50,21 +51,22 @@ def build(data: MKLData, b: float | None = None) -> Model:
 
     def extract():
         alpha = alpha_value()
-        if bnorm > 2:  # no kernel-weight form: report the block norms ||w_m||
-            return np.array([np.linalg.norm(w_m.value) for w_m in blocks]), alpha, float(bias.value)
-        s, _ = quadratic_terms(data.kernels.K, data.y * np.clip(alpha, 0, data.C))
         wn = np.array([np.linalg.norm(w_m.value) for w_m in blocks])
+        if np.isinf(bnorm):  # no kernel-weight form at all: report the block norms
+            return wn, alpha, float(bias.value)
+        s, _ = quadratic_terms(data.kernels.K, data.y * np.clip(alpha, 0, data.C))
         mu = np.where(s > 1e-300, wn / np.sqrt(np.maximum(s, 1e-300)), 0.0)
         return mu, alpha, float(bias.value)
 
     def primal_point() -> PrimalPoint:
-        return _function_form(data, [w_m.value for w_m in blocks], bnorm)
+        return _function_form(data, [w_m.value for w_m in blocks], bnorm, extract()[0])
 
     return Model(problem, extract, BlockNorm(bnorm), info={"b": bnorm},
                  primal_point=primal_point if bnorm > 2 else None)
 
 
-def _function_form(data: MKLData, w_values: list[np.ndarray], bnorm: float) -> PrimalPoint:
+def _function_form(data: MKLData, w_values: list[np.ndarray], bnorm: float,
+                   weights: np.ndarray) -> PrimalPoint:
     """Per-kernel coefficients :math:`\\beta_m = L_m \\Lambda_m^{-1} w_m` with :math:`K_m\\beta_m = L_m w_m`.
 
     The factor's columns are orthogonal with squared norms :math:`\\Lambda_m` (the
@@ -75,7 +77,7 @@ def _function_form(data: MKLData, w_values: list[np.ndarray], bnorm: float) -> P
     coef = np.stack([L @ (w / np.einsum("ij,ij->j", L, L)) for L, w in zip(factors, w_values)])
     norms = np.array([np.linalg.norm(w) for w in w_values])
     penalty = 0.5 * float(np.linalg.norm(norms, ord=bnorm)) ** 2
-    return PrimalPoint(penalty=penalty, outputs=outputs, weights=norms, coef=coef)
+    return PrimalPoint(penalty=penalty, outputs=outputs, weights=weights, coef=coef)
 
 
 FORMULATION = Formulation(
