@@ -10,8 +10,10 @@ from .base import Driver, Step, run
 from .cutting_plane import CuttingPlane
 from .dca import DCA
 from .wrapper import Wrapper
+from .vkr_cd import VKRCoordinateDescent
 
 DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane, "dca": DCA}
+DRIVERS["vkr_cd"] = VKRCoordinateDescent
 
 
 def register(name: str, cls: type) -> None:

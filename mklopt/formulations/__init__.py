@@ -9,10 +9,11 @@ from __future__ import annotations
 from ._base import Formulation, MKLData, Model
 from . import lp_block_primal, lp_dual, lp_primal, qcqp_l1, svm
 from . import dc_subproblem
+from . import vkr_lp
 
 FORMULATIONS: dict[str, Formulation] = {
     mod.FORMULATION.name: mod.FORMULATION
-    for mod in (svm, qcqp_l1, lp_primal, lp_block_primal, lp_dual, dc_subproblem)
+    for mod in (svm, qcqp_l1, lp_primal, lp_block_primal, lp_dual, dc_subproblem, vkr_lp)
 }
 
 
