@@ -66,5 +66,6 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
     result = run(loop, tol=tol, max_iter=int(max_iter), time_limit=time_limit,
                  callback=callback, progress=progress)
     result.classes = classes
-    result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(inner)
+    if result.backend is None:
+        result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(inner)
     return result

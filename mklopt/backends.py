@@ -80,7 +80,7 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in [
             accuracy=1e-9, install="pip install highspy",
             cone_accuracy={"QP": 1e-7}),  # its QP path plateaus near a 1e-7 gap
     Backend("OSQP", frozenset({"LP", "QP"}),
-            lambda tol: dict(eps_abs=tol, eps_rel=tol, max_iter=200_000),
+            lambda tol: dict(eps_abs=tol, eps_rel=tol, max_iter=50_000),
             accuracy=1e-5, install="pip install osqp"),
     Backend("MOSEK", _CONIC | {"SDP"},
             lambda tol: dict(eps=tol), accuracy=1e-9,

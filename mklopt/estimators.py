@@ -33,12 +33,7 @@ from .kernels import NORMALIZATIONS, KernelSet, kernel_stack
 from .regularizers import Regularizer, as_regularizer
 from .result import MKLResult
 
-try:  # written concurrently by the VKR issue; re-exported once it exists
-    from ._vkr_estimator import VKRClassifier
-except ModuleNotFoundError as _exc:  # pragma: no cover - depends on the checkout
-    if _exc.name != f"{__package__}._vkr_estimator":
-        raise
-    VKRClassifier = None
+from ._vkr_estimator import VKRClassifier
 
 __all__ = ["MKLClassifier", "VKRClassifier", "default_kernels", "resolve_kernel_specs"]
 

@@ -168,9 +168,7 @@ def test_dca_driver_when_registered(cancer):
 
 
 def test_vkr_classifier_exported():
-    import importlib.util
+    from mklopt._vkr_estimator import VKRClassifier
 
-    if importlib.util.find_spec("mklopt._vkr_estimator") is None:
-        pytest.skip("mklopt._vkr_estimator is not in this checkout yet")
-    assert mklopt.VKRClassifier is not None
+    assert mklopt.VKRClassifier is VKRClassifier
     assert "VKRClassifier" in mklopt.__all__

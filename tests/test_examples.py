@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,10 @@ SCRIPTS = sorted(p for p in EXAMPLES.glob("*.py") if _has_main(p))
 
 
 def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"example_{path.stem}", path)
+    name = f"example_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up here
     spec.loader.exec_module(module)
     return module
 

@@ -110,8 +110,15 @@ def test_held_out_margins_are_unambiguous(reference):
 def test_optimum_equals_svc_dual_objective(reference, formulation, backend):
     result = solve_single_kernel(reference, formulation, backend)
     target = reference.dual_objective
-    assert result.status == "optimal", result.message
     tolerance = objective_tolerance(backend, formulation) * max(1.0, abs(target))
+    # "optimal" means certified at the issue's 1e-6; a backend less accurate than
+    # that (ECOS, SCS, OSQP: documented in mklopt.backends) may instead be
+    # labelled "uncertified" -- never "optimal" with a larger gap.
+    if result.status == "optimal":
+        assert result.rel_gap <= ISSUE_REL_TOL
+    else:
+        assert objective_tolerance(backend, formulation) > ISSUE_REL_TOL, result.message
+        assert result.status == "uncertified"
     assert abs(result.primal - target) <= tolerance
     assert abs(result.dual - target) <= tolerance
 
