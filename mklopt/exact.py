@@ -192,7 +192,7 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     capable = bk.capable_backends(svm_form.cone) or [None]
     backend = min(capable, key=lambda b: bk.accuracy(b, svm_form.cone) if b else 1.0)
     svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
-    model = svm_form.build(data, weights=cert.weights)
+    model = svm_form.build(data, weights=cert.weights, combined=True)
     try:
         _run_backend(model.problem, svm_name, solver, tol, "svm")
     except SolverError:

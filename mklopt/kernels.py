@@ -347,6 +347,13 @@ class KernelSet:
                 vecs[:, keep][:, ::-1] * np.sqrt(vals[keep][::-1]))
         return self._factors[m]
 
+    def combined_factor(self, weights: np.ndarray, rank_tol: float = 1e-12) -> np.ndarray:
+        """Rank-revealing factor of :math:`K_\\mu = \\sum_m \\mu_m K_m` (not cached)."""
+        self._require_psd("combined_factor")
+        vals, vecs = _eigh(self.combined(weights))
+        keep = vals > rank_tol * max(vals[-1], 1e-300)
+        return np.ascontiguousarray(vecs[:, keep] * np.sqrt(vals[keep]))
+
     def factors(self) -> list[np.ndarray]:
         """All factors :math:`L_1, \\dots, L_M`."""
         return [self.factor(m) for m in range(self.M)]

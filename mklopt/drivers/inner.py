@@ -4,8 +4,8 @@
   stops on a KKT violation of ``eps``; mklopt uses ``eps = 0.1 * tol`` (at
   least 1e-8), which in practice certifies relative gaps down to about 1e-6
   to 1e-7 on well-scaled kernels: use it for ``tol >= 1e-5``.
-* ``"cvxpy"``: the ``svm`` formulation with the weights as a ``cp.Parameter``
-  (compiled once, re-solved per iteration) on any QP-capable backend;
+* ``"cvxpy"``: the ``svm`` formulation on any QP-capable backend (see
+  :class:`CvxpyInner` for when it is compiled once with a ``cp.Parameter``);
   interior point reaches rel_gap 1e-8 and below.
 """
 
@@ -44,27 +44,39 @@ class LibsvmInner:
 
 
 class CvxpyInner:
-    """SVM at fixed weights via the parametrized ``svm`` formulation (compiled once)."""
+    """SVM at fixed weights via the ``svm`` formulation on a QP-capable backend.
+
+    When the per-kernel factors are small (:math:`\\sum_m r_m \\le n`) the
+    problem is compiled once with the weights as a ``cp.Parameter`` and re-solved;
+    otherwise one factor of :math:`K_\\mu` per call gives a much smaller problem
+    than the parametrized sum over kernels, and is rebuilt each iteration.
+    """
 
     name = "cvxpy"
 
     def __init__(self, data: MKLData, tol: float, backend=None) -> None:
-        form = FORMULATIONS["svm"]
-        self.backend, self.solver = bk.select_backend(backend, form.cone, "svm")
+        self.form = FORMULATIONS["svm"]
+        self.data = data
+        self.backend, self.solver = bk.select_backend(backend, self.form.cone, "svm")
         self.options = bk.solver_options(self.backend, min(tol * 1e-2, 1e-8))
-        self.model = form.build(data)
-        self.weights = self.model.info["weights"]
+        self.parametric = int(data.kernels.ranks.sum()) <= data.n
+        self.model = self.form.build(data, parametric=True) if self.parametric else None
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
-        self.weights.value = np.clip(weights, 0, None)
-        prob = self.model.problem
+        weights = np.clip(weights, 0, None)
+        if self.parametric:
+            self.model.info["weights"].value = weights
+            model = self.model
+        else:
+            model = self.form.build(self.data, weights=weights, combined=True)
+        prob = model.problem
         try:
             prob.solve(solver=self.solver, **self.options)
         except Exception as exc:  # cvxpy.error.SolverError and backend crashes
             raise SolverError(f"inner SVM on {self.backend} failed: {exc}") from None
         if prob.status not in ("optimal", "optimal_inaccurate"):
             raise SolverError(f"inner SVM on {self.backend} ended with status {prob.status!r}.")
-        return self.model.extract()[1]
+        return model.extract()[1]
 
 
 INNER_SOLVERS = {"libsvm": LibsvmInner, "cvxpy": CvxpyInner}

@@ -18,18 +18,33 @@ from ..regularizers import Fixed
 from ._base import Formulation, MKLData, Model, dual_box, quad_terms
 
 
-def build(data: MKLData, weights=None) -> Model:
-    """Build the SVM dual on :math:`K_\\mu` (default: uniform weights, the plain sum kernel)."""
+def build(data: MKLData, weights=None, parametric: bool = False, combined: bool = False) -> Model:
+    """Build the SVM dual on :math:`K_\\mu` (default: uniform weights, the plain sum kernel).
+
+    The quadratic term is :math:`\\sum_m\\mu_m\\|L_m^\\top(y\\circ\\alpha)\\|^2` with the
+    per-kernel factors. ``parametric=True`` makes the weights a ``cp.Parameter``
+    (``model.info["weights"]``) so a driver re-solves one compiled problem;
+    ``combined=True`` uses one rank-revealing factor of :math:`K_\\mu` instead,
+    :math:`\\|L_\\mu^\\top(y\\circ\\alpha)\\|^2`: the smallest model when
+    :math:`\\sum_m r_m > n` (but on ECOS slightly less accurate).
+    """
     mu0 = np.ones(data.M) if weights is None else Fixed(weights).weights
-    mu = cp.Parameter(data.M, nonneg=True, name="weights", value=mu0)
     alpha, coef, cons = dual_box(data)
-    s = cp.hstack(quad_terms(data.factors(), coef))
-    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * (mu @ s)), cons)
+    info = {}
+    if combined:
+        quad = quad_terms([data.kernels.combined_factor(mu0)], coef)[0]
+    else:
+        mu = cp.Parameter(data.M, nonneg=True, name="weights", value=mu0) if parametric else mu0
+        quad = mu @ cp.hstack(quad_terms(data.factors(), coef))
+        if parametric:
+            info["weights"] = mu
+    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * quad), cons)
 
     def extract():
-        return mu.value.copy(), alpha.value, 0.0
+        current = info["weights"].value.copy() if parametric else mu0.copy()
+        return current, alpha.value, 0.0
 
-    return Model(problem, extract, Fixed(mu0), info={"weights": mu})
+    return Model(problem, extract, Fixed(mu0), info=info)
 
 
 FORMULATION = Formulation(
