@@ -219,3 +219,32 @@ def test_custom_inner_callable_is_used():
         warnings.simplefilter("ignore")
         res = mklopt.fit(ks, y, "wrapper", p=2, inner=inner, tol=1e-6)
     assert res.status == "converged" and len(calls) == res.iterations
+
+
+def _digits_parity(n: int = 200):
+    from sklearn.datasets import load_digits
+
+    X, digit = load_digits(return_X_y=True)
+    idx = np.random.default_rng(0).choice(len(digit), n, replace=False)
+    specs = [("rbf", {"gamma": g}) for g in np.logspace(-3, 0, 5) * 10 / 64] + ["cosine"]
+    ks = mklopt.KernelSet.from_data(X[idx] / 16, specs).normalized("trace", target=n)
+    return ks, np.where(digit[idx] % 2 == 1, 1, -1)
+
+
+def test_libsvm_precision_stall_is_reported_not_looped():
+    """Large C: SMO's error in the hinge term blocks 1e-6; the loop says so and stops early."""
+    ks, y = _digits_parity()
+    exact = mklopt.fit(ks, y, "cutting_plane", p=1, C=100, tol=1e-6, inner="cvxpy")
+    assert exact.status == "converged" and exact.rel_gap <= 1e-6
+    res = mklopt.fit(ks, y, "cutting_plane", p=1, C=100, tol=1e-6)
+    assert res.status == "stalled" and res.iterations <= 10
+    assert "inner='cvxpy'" in res.message
+    assert res.dual <= exact.primal + 1e-9 * exact.primal  # still valid bounds
+    assert res.primal >= exact.dual - 1e-9 * exact.primal
+    assert res.rel_gap <= 1e-4  # libsvm's documented reach
+
+
+def test_libsvm_tolerance_is_tightened_when_the_inner_gap_dominates():
+    ks, y = _digits_parity()
+    res = mklopt.fit(ks, y, "cutting_plane", p=1, C=100, tol=1e-3)
+    assert res.status == "converged" and res.rel_gap <= 1e-3

@@ -53,6 +53,11 @@ class Driver:
     name = "driver"
     #: The bounds are bounds on the global optimum (False for DCA).
     certified = True
+    #: Target relative gap (set by drivers that take ``tol``).
+    tol = 1e-4
+    #: Set when the inner solver's precision, not the outer loop, blocks progress.
+    stalled = False
+    _last_weights = None
 
     def __init__(self, data: MKLData) -> None:
         self.data = data
@@ -68,6 +73,26 @@ class Driver:
         d = self.data
         return certificate(d.kernels, d.y, weights, alpha, d.C, d.regularizer)
 
+    def svm_step(self, weights: np.ndarray) -> tuple[np.ndarray, Certificate]:
+        """Inner SVM at ``weights`` and its certificate; tightens an inexact inner solver.
+
+        :math:`P(\\mu,\\alpha) - (1^\\top\\alpha - \\tfrac12\\mu^\\top s(\\alpha))` is the
+        inner SVM's own duality gap at these weights. When it exceeds a tenth of
+        the target gap the outer bounds cannot close, so an inner solver with a
+        ``tighten()`` method (libsvm) is asked for more accuracy.
+        """
+        alpha = self.inner(weights)
+        cert = self.certify(weights, alpha)
+        inner_gap = cert.primal - (float(np.sum(cert.alpha)) - 0.5 * float(cert.weights @ cert.s))
+        if inner_gap > 0.1 * self.tol * max(1.0, abs(cert.primal)):
+            tighten = getattr(self.inner, "tighten", None)
+            tightened = tighten() if tighten is not None else False
+            repeated = self._last_weights is not None and np.array_equal(weights, self._last_weights)
+            # Same weights, same inner answer, no more accuracy to ask for: stop.
+            self.stalled = repeated and not tightened
+        self._last_weights = np.array(weights, copy=True)
+        return alpha, cert
+
     def converged(self, record: dict, history: list, tol: float) -> bool:
         return record["rel_gap"] <= tol
 
@@ -80,7 +105,9 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
     """Run ``driver`` until rel_gap <= tol, ``max_iter`` or ``time_limit`` seconds.
 
     ``callback(record)`` is called after each iteration; returning ``False``
-    stops the loop (status ``"callback"``).
+    stops the loop (status ``"callback"``). A driver whose inner solver cannot
+    be made more precise while the weights no longer move stops with status
+    ``"stalled"``.
     """
     start = time.perf_counter()
     weights = driver.start()
@@ -109,6 +136,9 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
             break
         if driver.converged(record, history, tol):
             status = "converged"
+            break
+        if driver.stalled:
+            status = "stalled"
             break
         if time_limit is not None and record["time"] >= time_limit:
             status = "time_limit"
@@ -139,7 +169,9 @@ def _result(driver: Driver, best, history: list, status: str, upper: float, lowe
         rel_gap=gap / max(1.0, abs(upper)), status=status, iterations=len(history),
         history=history, formulation=driver.name, solve_time=elapsed,
         dual_coef=data.y * cert.alpha, kernel_names=list(data.kernels.names), certificate=cert,
-        message=f"stopped: {status}")
+        message=f"stopped: {status}" + (
+            f" (the inner solver's precision limits the certificate at rel_gap {gap / max(1.0, abs(upper)):.1e};"
+            " use inner='cvxpy' for a tighter one)" if status == "stalled" else ""))
     driver.finish(result)
     return result
 

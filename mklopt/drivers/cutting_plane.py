@@ -41,6 +41,7 @@ class CuttingPlane(Driver):
                  max_cuts: int = 200, master: str = "exact", master_backend=None,
                  init_weights=None) -> None:
         super().__init__(data)
+        self.tol = tol
         if master not in ("exact", "taylor"):
             raise InvalidInputError(f"master must be 'exact' or 'taylor', got {master!r}.")
         reg = data.regularizer
@@ -141,8 +142,7 @@ class CuttingPlane(Driver):
         return reg.argmin_weights(np.ones(self.data.M))
 
     def step(self, weights: np.ndarray) -> Step:
-        alpha = self.inner(weights)
-        cert = self.certify(weights, alpha)
+        alpha, cert = self.svm_step(weights)
         self.ages += 1
         self._add_cut(cert.alpha, cert.s)
         mu_next, master_value = self._solve_master()

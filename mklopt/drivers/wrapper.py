@@ -26,6 +26,7 @@ class Wrapper(Driver):
     def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
                  init_weights=None) -> None:
         super().__init__(data)
+        self.tol = tol
         self.inner = make_inner(inner, data, tol, backend)
         self.init_weights = init_weights
 
@@ -35,8 +36,7 @@ class Wrapper(Driver):
         return self.data.regularizer.argmin_weights(np.ones(self.data.M))
 
     def step(self, weights: np.ndarray) -> Step:
-        alpha = self.inner(weights)
-        cert = self.certify(weights, alpha)
+        alpha, cert = self.svm_step(weights)
         wnorm2 = cert.weights**2 * cert.s
         return Step(alpha, cert, self.data.regularizer.argmin_weights(wnorm2))
 
