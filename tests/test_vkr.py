@@ -153,12 +153,8 @@ def test_unnormalized_polynomial_kernels_never_wrongly_optimal(unnormalized, bac
     assert res.primal >= reference * (1 - 1e-9) - 1e-12
     if res.status != "optimal":
         return
-    error, accepted = abs(res.primal - reference), gap_tolerance(backend, 1e-8, "LP")
-    if error > 1e-6 * max(1.0, reference) and accepted > 1e-6:
-        pytest.xfail(f"{backend}: mklopt.solve labels 'optimal' up to rel_gap {accepted:.0e} "
-                     f"(api.gap_tolerance: 10 x backend accuracy); this answer is {error:.1e} off, "
-                     f"within its certified gap {res.gap:.1e}")
-    assert error <= 1e-6 * max(1.0, reference)
+    assert res.rel_gap <= gap_tolerance(backend, 1e-8, "LP") <= 1e-6
+    assert abs(res.primal - reference) <= 1e-6 * max(1.0, reference)
 
 
 # ------------------------------------------------------------- coordinate descent
