@@ -34,9 +34,10 @@ import numpy as np
 from .. import backends as bk
 from ..exceptions import InvalidInputError, RankError
 from ..formulations import FORMULATIONS, MKLData
-from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_supergradient,
+from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_no_weight_set,
+                                          check_supergradient,
                                           check_theta, check_weights, tail_sum_linearization)
-from ..regularizers import LpBall, WeightedL1
+from ..regularizers import WeightedL1
 from ..exact import solve
 from ..result import MKLResult
 from .base import Driver, Step, run
@@ -127,7 +128,7 @@ class DCA(Driver):
                  backend=None, svm=None, inner_tol: float | None = None,
                  inner_max_iter: int = 1000, init_weights=None) -> None:
         super().__init__(data)
-        _check_plain_l1(data)
+        check_no_weight_set(data, "the dca driver")
         self.theta = check_theta(theta, data.n)
         _check_tail_ranks(data, self.theta)
         self.inner = _make_subproblem(data, self.theta, inner, svm, backend, tol, inner_tol,
@@ -189,15 +190,6 @@ class DCA(Driver):
             "gap certify only the last convex subproblem")
         result.info.update(theta=self.theta, tail_sum=last["tail_sum"], inner=self.inner.name,
                            certified_globally=False)
-
-
-def _check_plain_l1(data: MKLData) -> None:
-    reg = data.regularizer
-    if not (isinstance(reg, LpBall) and reg.p == 1):
-        raise InvalidInputError(
-            f"the dca driver constrains the tail sum g(mu) <= 1 and takes no p or regularizer "
-            f"(got {reg!r}). For an lp-type tail-sum constraint use the convex variant: "
-            "fit(kernels.normalized('tail_sum', theta=...), y, p=...).")
 
 
 def _check_tail_ranks(data: MKLData, theta: int) -> None:

@@ -39,6 +39,7 @@ from . import qcqp_l1
 from ._base import Formulation, MKLData, Model
 
 __all__ = ["TailLinearization", "tail_sum_linearization", "check_theta", "check_weights",
+           "check_no_weight_set",
            "check_supergradient", "build", "FORMULATION"]
 
 #: A supergradient entry or tail sum below this fraction of the trace counts as zero.
@@ -152,13 +153,15 @@ def check_supergradient(ks: KernelSet, lin: TailLinearization, theta: int) -> No
             "kernel at weights0. Choose a smaller theta, other weights0, or drop them.")
 
 
-def _check_regularizer(data: MKLData) -> None:
+def check_no_weight_set(data: MKLData, who: str = "dc_subproblem") -> None:
+    """The tail-sum constraint is the weight set: refuse a user ``p`` or regularizer."""
     reg = data.regularizer
     if not (isinstance(reg, LpBall) and reg.p == 1):
         raise FormulationError(
-            f"dc_subproblem defines its own weight set Theta_v = {{mu >= 0: <v, mu> <= 1}}; "
-            f"do not pass p or regularizer (got {reg!r}). For lp-type tail-sum MKL use "
-            "kernels.normalized('tail_sum', theta=...) with formulation='lp_dual'.")
+            f"{who} defines its own weight set Theta_v = {{mu >= 0: <v, mu> <= 1}} from the tail "
+            "sum g(mu) <= 1; do not pass p or "
+            f"regularizer (got {reg!r}). For lp-type tail-sum MKL (conv) use "
+            "kernels.normalized('tail_sum', theta=...) with formulation='lp_dual' or mklopt.fit.")
 
 
 def build(data: MKLData, theta: int = 1, weights0=None) -> Model:
@@ -192,7 +195,7 @@ def build(data: MKLData, theta: int = 1, weights0=None) -> Model:
     Model
         ``info`` records ``theta`` and ``tail_sum0`` :math:`= g(\\mu^0)`.
     """
-    _check_regularizer(data)
+    check_no_weight_set(data)
     mu0 = np.ones(data.M) if weights0 is None else check_weights(weights0, data.M)
     lin = tail_sum_linearization(data.kernels, mu0, theta)
     check_supergradient(data.kernels, lin, theta)
