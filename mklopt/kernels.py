@@ -377,6 +377,21 @@ class KernelSet:
         self._require_psd("tail sums")
         return np.array([tail_sum(self.K[m], theta) for m in range(self.M)])
 
+    def checked_tail_sums(self, theta: int) -> np.ndarray:
+        """:meth:`tail_sums`, raising :class:`RankError` naming every kernel of rank <= theta.
+
+        Such a kernel has a tail sum of ~0 (below 1e-10 of its trace): it can be
+        neither tail-sum normalized nor bounded by a tail-sum constraint.
+        """
+        tails = self.tail_sums(theta)
+        bad = [m for m in range(self.M) if not tails[m] > 1e-10 * max(self.traces[m], 1e-300)]
+        if bad:
+            raise RankError(
+                "tail sum is ~0 (rank <= theta) for kernel(s) "
+                + ", ".join(f"'{self.names[m]}' (rank {self._rank_hint(m)})" for m in bad)
+                + f"; choose theta smaller than their rank (theta={theta}), or drop them.")
+        return tails
+
     # ------------------------------------------------------------ alignment
     def centered_alignment(self, y: np.ndarray | None = None) -> np.ndarray:
         """Pairwise centered alignments.
@@ -438,14 +453,8 @@ class KernelSet:
         elif method == "tail_sum":
             if theta is None:
                 raise RankError("tail_sum normalization needs a cutoff: normalized('tail_sum', theta=2).")
-            div = self.tail_sums(theta)
+            div = self.checked_tail_sums(theta)
             what = f"tail sum beyond the {theta} largest eigenvalues"
-            bad = [m for m in range(self.M) if div[m] <= 1e-10 * max(self.traces[m], 1e-300)]
-            if bad:
-                raise RankError(
-                    "tail sum is ~0 (rank <= theta) for kernel(s) "
-                    + ", ".join(f"'{self.names[m]}' (rank {self._rank_hint(m)})" for m in bad)
-                    + "; choose theta smaller than their rank, or drop them.")
         else:
             raise KernelError(f"unknown normalization {method!r}; choose one of {NORMALIZATIONS}.")
         bad = [self.names[m] for m in range(self.M) if not div[m] > 0]

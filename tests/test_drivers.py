@@ -59,22 +59,15 @@ def assert_history_brackets(result, opt: float) -> None:
         assert rec["iterate_primal"] >= opt - slack
 
 
-@pytest.mark.parametrize("p", [1.25, 4 / 3, 2, 4])
-def test_wrapper_cvxpy_inner_reaches_exact_optimum(problem, p):
-    ks, y = problem
-    opt = exact_optimum(ks, y, p)
-    res = mklopt.fit(ks, y, "wrapper", p=p, inner="cvxpy", tol=1e-6)
-    assert res.status == "converged"
-    assert res.rel_gap <= 1e-6
-    assert abs(res.primal - opt) / abs(opt) <= 1e-5
-    assert_history_brackets(res, opt)
+CVXPY_INNER_CASES = [("wrapper", p) for p in (1.25, 4 / 3, 2, 4)] + \
+                    [("cutting_plane", p) for p in (1, 4 / 3, 2)]
 
 
-@pytest.mark.parametrize("p", [1, 4 / 3, 2])
-def test_cutting_plane_cvxpy_inner_reaches_exact_optimum(problem, p):
+@pytest.mark.parametrize("driver,p", CVXPY_INNER_CASES)
+def test_cvxpy_inner_reaches_exact_optimum(problem, driver, p):
     ks, y = problem
     opt = exact_optimum(ks, y, p)
-    res = mklopt.fit(ks, y, "cutting_plane", p=p, inner="cvxpy", tol=1e-6)
+    res = mklopt.fit(ks, y, driver, p=p, inner="cvxpy", tol=1e-6)
     assert res.status == "converged"
     assert res.rel_gap <= 1e-6
     assert abs(res.primal - opt) / abs(opt) <= 1e-5

@@ -130,7 +130,7 @@ class DCA(Driver):
         super().__init__(data)
         check_no_weight_set(data, "the dca driver")
         self.theta = check_theta(theta, data.n)
-        _check_tail_ranks(data, self.theta)
+        data.kernels.checked_tail_sums(self.theta)  # H1 cannot bound a kernel of rank <= theta
         self.inner = _make_subproblem(data, self.theta, inner, svm, backend, tol, inner_tol,
                                       inner_max_iter)
         self.init_weights = (None if init_weights is None
@@ -190,19 +190,6 @@ class DCA(Driver):
             "gap certify only the last convex subproblem")
         result.info.update(theta=self.theta, tail_sum=last["tail_sum"], inner=self.inner.name,
                            certified_globally=False)
-
-
-def _check_tail_ranks(data: MKLData, theta: int) -> None:
-    """A kernel of rank <= theta has g(t e_m) = 0 for all t: H1 leaves its weight unbounded."""
-    ks = data.kernels
-    tails, traces = ks.tail_sums(theta), ks.traces
-    bad = [m for m in range(ks.M) if not tails[m] > RANK_TOL * traces[m]]
-    if bad:
-        raise RankError(
-            "tail sum is ~0 (rank <= theta) for kernel(s) "
-            + ", ".join(f"'{ks.names[m]}'" for m in bad)
-            + f": the constraint g(mu) <= 1 does not bound their weights at theta={theta}. "
-            "Choose theta smaller than their rank, or drop them.")
 
 
 def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,
