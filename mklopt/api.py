@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .exact import gap_tolerance, prepare, solve
+from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
 from .regularizers import LpBall, Regularizer, as_regularizer
 from .result import MKLResult
@@ -25,12 +26,13 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
     driver : {"wrapper", "cutting_plane", "dca", ...}, optional
         Default: ``"cutting_plane"`` for p = 1 (the wrapper is slow there),
         ``"wrapper"`` otherwise.
-    tol : float
-        Stop when ``rel_gap = (best primal - best dual) / max(1, |primal|) <= tol``.
+    tol : float in (0, 1)
+        Stop when the certified ``rel_gap = (P - G) / max(|P|, |G|)`` of the
+        best (weights, alpha) pair is ``<= tol``.
     max_iter : int, optional
-        Iteration cap (default 1000; 5000 for the wrapper at p = 1).
+        Iteration cap, a positive integer (default 1000; 5000 for the wrapper at p = 1).
     time_limit : float, optional
-        Seconds.
+        Seconds (positive), honoured to within one iteration.
     inner : {"libsvm", "cvxpy"} or callable
         Inner SVM solver (``inner(weights) -> alpha``); "cvxpy" uses ``backend``.
     callback : callable, optional
@@ -51,12 +53,16 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
     if driver is None:
         reg = as_regularizer(regularizer, p)
         driver = "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
-    if driver not in DRIVERS:
+    if not isinstance(driver, str) or driver not in DRIVERS:
         raise FormulationError(f"unknown driver {driver!r}; choose one of {sorted(DRIVERS)}.")
+    tol = check_tol(tol)
+    time_limit = check_time_limit(time_limit)
+    if max_iter is not None:
+        max_iter = check_max_iter(max_iter)
+    if callback is not None and not callable(callback):
+        raise InvalidInputError(f"callback must be callable or None, got {callback!r}.")
     psd = getattr(DRIVERS[driver], "needs_psd", True)
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd)
-    if not (tol > 0):
-        raise InvalidInputError(f"tol must be positive, got {tol}.")
     if max_iter is None:
         max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 else 1000
     try:

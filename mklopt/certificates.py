@@ -10,10 +10,13 @@ solver, mklopt computes by itself
          \\qquad f = K_\\mu (y\\circ\\alpha),\\\\
     G &= 1^\\top\\alpha - \\tfrac12 \\sigma_\\Theta\\bigl(s(\\alpha)\\bigr),
 
-after scaling :math:`\\mu` into Θ and projecting :math:`\\alpha` onto
+for weights :math:`\\mu` in Θ *as given* (their violation of Θ is part of the
+certificate: an infeasible candidate is never certified, and repair by
+projection onto Θ is explicit), after projecting :math:`\\alpha` onto
 :math:`\\{0\\le\\alpha\\le C,\\ y^\\top\\alpha=0\\}`, with :math:`b^*` the exact
 minimizer of the hinge sum (checked at the breakpoints :math:`b = y_i - f_i`).
-Weak duality gives :math:`G \\le \\mathrm{OPT} \\le P`.
+Weak duality gives :math:`G \\le \\mathrm{OPT} \\le P`; the gap is reported
+absolute and relative to the problem's value (:func:`relative_gap`).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ import numpy as np
 from ._validation import as_kernel_set, check_C, check_labels, check_vector
 from .kernels import KernelSet, quadratic_terms
 from .regularizers import Regularizer, as_regularizer
-from .result import Certificate
+from .exceptions import InvalidInputError
+from .result import GAP_FLOOR, Certificate, relative_gap
 
-__all__ = ["certify", "certificate", "primal_point_certificate", "project_alpha", "best_bias",
-           "hinge_sum"]
+__all__ = ["certify", "certify_result", "certificate", "primal_point_certificate", "project_alpha",
+           "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
 
 
 def project_alpha(alpha: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
@@ -90,24 +94,70 @@ def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return b, hinge_sum(f, y, b)
 
 
+#: Largest relative violation of Θ (``violation / max(1, max|mu|)``) still called feasible.
+FEASIBILITY_TOL = 1e-8
+def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
+    """Violation of Θ by ``weights`` as given, relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`."""
+    weights = np.asarray(weights, dtype=float)
+    return regularizer.violation(weights) / max(1.0, float(np.max(np.abs(weights))))
+
+
 def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
                 C: float, regularizer: Regularizer) -> Certificate:
-    """Certificate for validated inputs (``y`` in +-1); see :func:`certify`.
+    """Certificate of a candidate whose weights are in Θ up to solver noise; see :func:`certify`.
 
-    One pass over the kernel stack (restricted to support vectors) yields all
-    :math:`s_m` and :math:`K_m(y\\circ\\alpha)`; :math:`f` is their weighted sum.
+    The weights are moved into Θ (``into_set``: noise-level repairs only) and
+    alpha is projected onto the dual-feasible set. One pass over the kernel
+    stack yields all :math:`s_m` and :math:`K_m(y\\circ\\alpha)`; :math:`f` is
+    their weighted sum.
     """
     mu = regularizer.into_set(weights)
     a = project_alpha(alpha, y, C)
     coef = y * a
     s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
-    f = mu @ Kc
-    bias, hinge = best_bias(f, y)
+    bias, hinge = best_bias(mu @ Kc, y)
     primal = regularizer.primal_penalty(mu, s) + C * hinge
     dual = float(np.sum(a)) - regularizer.dual_penalty(s)
     gap = primal - dual
     return Certificate(primal=primal, dual=dual, gap=gap,
-                       rel_gap=gap / max(1.0, abs(primal)), bias=bias, weights=mu, alpha=a, s=s)
+                       rel_gap=relative_gap(gap, primal, dual, C * y.size), bias=bias,
+                       weights=mu, alpha=a, s=s)
+
+
+def _as_given(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
+              C: float, regularizer: Regularizer) -> Certificate:
+    """Values of an infeasible candidate as given: its dual value is still a lower bound
+    (it depends on alpha only); its primal value is the objective at weights outside Θ
+    (``+inf`` with negative weights, where ``||w_m||^2 / mu_m`` is undefined)."""
+    a = project_alpha(alpha, y, C)
+    s, Kc = quadratic_terms(kernels.K, y * a, kernels.symmetric)
+    dual = float(np.sum(a)) - regularizer.dual_penalty(s)
+    bias, hinge = best_bias(weights @ Kc, y)
+    primal = np.inf if np.any(weights < 0) else regularizer.primal_penalty(weights, s) + C * hinge
+    gap = primal - dual
+    return Certificate(primal=primal, dual=dual, gap=gap,
+                       rel_gap=relative_gap(gap, primal, dual, C * y.size), bias=bias,
+                       weights=weights.copy(), alpha=a, s=s, feasible=False)
+
+
+def convention_hint(regularizer: Regularizer, weights: np.ndarray) -> str:
+    """Name the convention an infeasible candidate seems to follow (empty when none fits)."""
+    from .regularizers import LpBall, block_from_weight_norm, conjugate_exponent, stable_norm
+
+    if not isinstance(regularizer, LpBall) or np.any(weights < 0) or not np.any(weights):
+        return ""
+    p = regularizer.p
+    if np.allclose(weights, weights[0]) and np.isclose(weights[0], 1.0):
+        return " All weights are 1: an unweighted sum kernel is the p = inf ball."
+    guesses = [(block_from_weight_norm(p), "the block norm b = 2p/(p+1) of this p (mklopt's p is "
+                "the weight norm; convert with weight_from_block_norm)"),
+               (conjugate_exponent(p), "the conjugate exponent p* = p/(p-1)"),
+               (1.0, "p = 1"), (4.0 / 3.0, "p = 4/3"), (2.0, "p = 2"), (4.0, "p = 4"),
+               (np.inf, "p = inf")]
+    for q, label in guesses:
+        if q != p and abs(stable_norm(weights, q) - 1.0) <= 1e-6:
+            return f" The weights have ||mu||_q = 1 for q = {q:.6g}: they look normalized for {label}."
+    return ""
 
 
 def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha: np.ndarray,
@@ -127,13 +177,15 @@ def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha:
     primal = point.penalty + C * hinge
     dual = float(np.sum(a)) - regularizer.dual_penalty(s)
     gap = primal - dual
-    return Certificate(primal=primal, dual=dual, gap=gap, rel_gap=gap / max(1.0, abs(primal)),
+    return Certificate(primal=primal, dual=dual, gap=gap,
+                       rel_gap=relative_gap(gap, primal, dual, C * y.size),
                        bias=bias, weights=point.weights, alpha=a, s=s, dual_coef=point.coef)
 
 
 def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
-            regularizer: Regularizer | None = None) -> Certificate:
-    """Certify any candidate ``(weights, alpha)`` with a primal value, a dual value and their gap.
+            regularizer: Regularizer | None = None, repair: bool = False,
+            feasibility_tol: float = FEASIBILITY_TOL) -> Certificate:
+    """Certify any candidate ``(weights, alpha)`` as given: feasibility, primal, dual and gap.
 
     Parameters
     ----------
@@ -141,25 +193,88 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     y : array (n,)
         Two-class labels (any two values; the larger maps to +1).
     weights : array (M,)
-        Candidate kernel weights; scaled into Θ if slightly outside.
+        Candidate kernel weights, certified **as given**: their violation of
+        Θ (relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`, negativity included)
+        must be at most ``feasibility_tol``; a larger one gives
+        ``feasible=False`` and the candidate is never certified.
     alpha : array (n,)
-        Candidate dual coefficients; projected onto the dual-feasible set.
+        Candidate dual coefficients; projected onto
+        :math:`\\{0\\le\\alpha\\le C, y^\\top\\alpha=0\\}` (any alpha gives a valid dual value).
     C : float
         Soft-margin constant.
     p : float
         Weight norm (Θ = {μ >= 0, ||μ||_p <= 1}) when ``regularizer`` is None.
     regularizer : Regularizer, optional
         Any weight set Θ.
+    repair : bool
+        Certify the Euclidean projection of ``weights`` onto Θ instead (and
+        say so in ``message``; ``repaired=True``).
+    feasibility_tol : float
+        Relative violation of Θ still accepted as solver noise (default 1e-8).
 
     Returns
     -------
     Certificate
-        ``dual <= OPT <= primal``; ``rel_gap = (primal - dual) / max(1, |primal|)``.
+        ``dual <= OPT <= primal`` when ``feasible``; ``rel_gap = (primal - dual)
+        / max(|primal|, |dual|, 1e-12 C n)``; ``certified(tol)`` is the verdict.
     """
+    from ._validation import check_tol
+
     ks = as_kernel_set(kernels)
     y_pm, _ = check_labels(y, ks.n)
     C = check_C(C)
     reg = as_regularizer(regularizer, p)
+    feasibility_tol = check_tol(feasibility_tol, "feasibility_tol")
     weights = check_vector(weights, ks.M, "weights")
     alpha = check_vector(alpha, ks.n, "alpha")
-    return certificate(ks, y_pm, weights, alpha, C, reg)
+    reg.check(ks.M)
+    violation = relative_violation(reg, weights)
+    if violation <= feasibility_tol:
+        cert = certificate(ks, y_pm, weights, alpha, C, reg)
+        cert.violation = violation
+        return cert
+    nearest = certificate(ks, y_pm, reg.project(weights), alpha, C, reg)
+    outside = f"the weights are outside the weight set {reg.name} by {violation:.3g} (relative)"
+    if repair:
+        nearest.violation, nearest.repaired = violation, True
+        nearest.message = f"repaired: {outside}; certified their projection onto it"
+        return nearest
+    cert = _as_given(ks, y_pm, weights, alpha, C, reg)
+    cert.violation = violation
+    cert.message = (f"not certified: {outside}; the nearest feasible point certifies at rel_gap "
+                    f"{nearest.rel_gap:.2e} (repair=True / --repair)."
+                    + convention_hint(reg, weights))
+    return cert
+
+
+def certify_result(kernels, y, result, *, C: float | None = None, p: float | None = None,
+                   regularizer: Regularizer | None = None, repair: bool = False,
+                   feasibility_tol: float = FEASIBILITY_TOL) -> Certificate:
+    """Re-certify a (saved) :class:`MKLResult` against its kernels and labels.
+
+    C and the weight set come from the result; an explicit ``C``/``p`` that
+    contradicts it is an error, and so are kernels or labels whose
+    fingerprint differs from the one saved. A result whose weight set is
+    user code (a :class:`ConstraintSet`) needs ``regularizer=``.
+    """
+    from .regularizers import LpBall, check_p
+    from .result_io import check_fingerprint
+
+    ks = as_kernel_set(kernels)
+    y_pm, _ = check_labels(y, ks.n)
+    check_fingerprint(result.fingerprint, ks, y_pm)
+    if C is not None and result.C is not None and not np.isclose(check_C(C), result.C, rtol=1e-12):
+        raise InvalidInputError(f"C = {C} contradicts the result, which was solved with C = {result.C}.")
+    C = result.C if result.C is not None else C
+    if C is None:
+        raise InvalidInputError("the result does not record C; pass C=.")
+    reg = regularizer if regularizer is not None else result.regularizer
+    if p is not None:
+        p = check_p(p)
+        if reg is not None and not (isinstance(reg, LpBall) and reg.p == p):
+            raise InvalidInputError(f"p = {p:g} contradicts the result's weight set {reg!r}.")
+    if reg is None and p is None:
+        raise InvalidInputError(
+            "the result's weight set is user code that cannot be saved; pass regularizer=.")
+    return certify(ks, y, result.weights, result.alpha, C=C, p=1.0 if p is None else p,
+                   regularizer=reg, repair=repair, feasibility_tol=feasibility_tol)

@@ -10,15 +10,33 @@ import numpy as np
 
 from .exceptions import InvalidInputError
 
-__all__ = ["Certificate", "MKLResult"]
+__all__ = ["Certificate", "MKLResult", "relative_gap", "GAP_FLOOR"]
+
+#: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
+GAP_FLOOR = 1e-12
+
+
+def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
+    """:math:`(P - G) / \\max(|P|, |G|, 10^{-12}\\,\\text{scale})`.
+
+    Relative to the problem's own value; ``scale`` is a data-derived size of
+    the objective (:math:`Cn` for the hinge loss: the primal value at
+    :math:`w = 0`), used only so that exact zeros do not divide by zero.
+    """
+    if not np.isfinite(gap):
+        return float(gap) if not np.isnan(gap) else np.inf
+    return float(gap) / max(abs(primal), abs(dual), GAP_FLOOR * scale, np.finfo(float).tiny)
+
 
 
 @dataclass
 class Certificate:
     """mklopt's own optimality certificate for a candidate (DESIGN §6).
 
-    ``dual <= OPT <= primal`` always holds (weak duality) for the reported
-    values; ``gap = primal - dual`` and ``rel_gap = gap / max(1, |primal|)``.
+    When ``feasible``, ``dual <= OPT <= primal`` holds (weak duality);
+    ``gap = primal - dual`` and ``rel_gap = gap / max(|primal|, |dual|, 1e-12 C n)``.
+    An infeasible candidate (``feasible=False``) is never certified: its dual
+    value is still a lower bound, its primal value is not an upper bound.
 
     Attributes
     ----------
@@ -29,7 +47,16 @@ class Certificate:
     bias : float
         The exact hinge-minimizing bias :math:`b^*`.
     weights, alpha : ndarray
-        The candidate after scaling into Θ and projecting onto the dual box.
+        The candidate weights (noise-level repairs only, or the projection onto
+        Θ when ``repaired``) and alpha projected onto the dual-feasible set.
+    violation : float
+        Violation of Θ by the weights *as given*, relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`.
+    feasible : bool
+        ``violation <= feasibility_tol`` (or the weights were repaired).
+    repaired : bool
+        The certificate is about the projection of the weights onto Θ.
+    message : str
+        Why the candidate is not certified / what was repaired (empty otherwise).
     """
 
     primal: float
@@ -41,17 +68,22 @@ class Certificate:
     alpha: np.ndarray
     #: Quadratic terms :math:`s_m(\\alpha)` at the projected alpha (reused by drivers).
     s: np.ndarray | None = None
-    #: The alpha whose dual value is reported, when it is not ``alpha`` (a
-    #: solve keeps the best bound of each side: ``certify(weights, alpha)``
-    #: reproduces ``primal``, ``certify(weights, dual_alpha)`` reproduces ``dual``).
-    dual_alpha: np.ndarray | None = None
     #: Decision-function coefficients when they are not :math:`y\\circ\\alpha`
     #: (per-kernel rows, shape (M, n), for primal-point certificates).
     dual_coef: np.ndarray | None = None
+    violation: float = 0.0
+    feasible: bool = True
+    repaired: bool = False
+    message: str = ""
+
+    def certified(self, tol: float = 1e-6) -> bool:
+        """The verdict: feasible and ``rel_gap <= tol``."""
+        return bool(self.feasible and np.isfinite(self.rel_gap) and self.rel_gap <= tol)
 
     def __repr__(self) -> str:
+        extra = "" if self.feasible else f", feasible=False, violation={self.violation:.3g}"
         return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
-                f"gap={self.gap:.3g}, rel_gap={self.rel_gap:.3g})")
+                f"gap={self.gap:.3g}, rel_gap={self.rel_gap:.3g}{extra})")
 
 
 @dataclass
@@ -82,6 +114,19 @@ class MKLResult:
         :math:`y \\circ \\alpha` (the decision function's coefficients).
     classes : ndarray (2,)
         Original labels mapped to -1 and +1.
+    C : float
+        Soft-margin constant of the problem.
+    regularizer : Regularizer
+        The weight set Θ (or block-norm penalty) of the problem.
+    fingerprint : dict
+        A sketch of the training kernels and labels: re-certifying a saved
+        result against other kernels is an error, not a wrong answer.
+    loss : str
+        The loss (``"hinge"``).
+
+    ``certify(kernels, y, weights, alpha, C=C, regularizer=regularizer)``
+    reproduces ``primal``, ``dual``, ``gap`` and ``rel_gap``; :meth:`save` /
+    :meth:`load` round-trip everything needed to re-certify and to predict.
     """
 
     weights: np.ndarray
@@ -104,6 +149,21 @@ class MKLResult:
     verification: dict | None = None
     message: str = ""
     info: dict = field(default_factory=dict)
+    C: float | None = None
+    regularizer: Any = None
+    fingerprint: dict | None = None
+    loss: str = "hinge"
+
+    def save(self, path) -> None:
+        """Write the result to ``path`` (``.npz``) atomically; see :meth:`load`."""
+        from .result_io import save_result
+        save_result(self, path)
+
+    @classmethod
+    def load(cls, path) -> "MKLResult":
+        """Read a result written by :meth:`save` (:class:`InvalidInputError` for anything else)."""
+        from .result_io import load_result
+        return load_result(path)
 
     @property
     def objective(self) -> float:
@@ -141,13 +201,15 @@ class MKLResult:
     def summary(self) -> str:
         w = np.array2string(np.asarray(self.weights), precision=4, suppress_small=True)
         return (f"{self.formulation} [{self.backend}] status={self.status} "
-                f"primal={self.primal:.8g} dual={self.dual:.8g} rel_gap={self.rel_gap:.2e} "
+                f"primal={self.primal:.8g} dual={self.dual:.8g} gap={self.gap:.2e} rel_gap={self.rel_gap:.2e} "
                 f"iterations={self.iterations} time={self.solve_time:.3f}s weights={w}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serializable dictionary (arrays become lists)."""
         out = {}
         for key, value in asdict(self).items():
+            if key == "regularizer":
+                value = None if value is None else (value.to_spec() or repr(value))
             out[key] = _jsonable(value)
         return out
 

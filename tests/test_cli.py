@@ -69,9 +69,9 @@ def test_solve_driver_from_data_to_npz(files, tmp_path, capsys):
                         "--kernel", "rbf:gamma=0.03", "--normalize", "trace", "--C", 10,
                         "--driver", "cutting_plane", "--tol", "1e-6", "--out", target], capsys)
     assert code == 0 and "cutting_plane" in out
-    with np.load(target) as res:
-        assert float(res["rel_gap"]) <= 1e-6 and res["weights"].shape == (2,)
-        assert res["history_rel_gap"].size == int(res["iterations"])
+    res = mklopt.MKLResult.load(target)
+    assert res.rel_gap <= 1e-6 and res.weights.shape == (2,) and res.C == 10
+    assert len(res.history) == res.iterations > 0
 
 
 def test_solve_block_norm(files, capsys):
@@ -111,9 +111,9 @@ def test_verify_npz_candidate(files, tmp_path, capsys):
 def test_bench_runs_examples_script(tmp_path, monkeypatch, capsys):
     script = tmp_path / "bench_echo.py"
     script.write_text("import sys\nprint('args', sys.argv[1:])\nsys.exit(3 if '--fail' in sys.argv else 0)\n")
-    monkeypatch.setattr(cli, "examples_dir", lambda: tmp_path)
+    monkeypatch.setattr(cli.bench, "examples_dir", lambda: tmp_path)
     out = subprocess.run([sys.executable, "-c", "import sys; from mklopt import cli; "
-                          f"cli.examples_dir = lambda: __import__('pathlib').Path({str(tmp_path)!r}); "
+                          f"cli.bench.examples_dir = lambda: __import__('pathlib').Path({str(tmp_path)!r}); "
                           "sys.exit(cli.main(['bench', 'echo', '--sizes', '5']))"],
                          capture_output=True, text=True)
     assert out.returncode == 0 and "args ['--sizes', '5']" in out.stdout
@@ -166,3 +166,57 @@ def test_parse_helpers():
     assert cli.parse_kernel_spec("linear") == "linear"
     assert cli.parse_number("4/3") == pytest.approx(4 / 3)
     assert cli.parse_number("inf") == float("inf")
+
+
+def test_saved_result_verifies_without_C_or_p(files, tmp_path, capsys):
+    saved = tmp_path / "result.npz"
+    code, out, _ = run(["solve", "--kernels", files["kernels"], "--C", 10, "--p", "4/3",
+                        "--out", saved], capsys)
+    assert code == 0 and saved.is_file()
+    for extra in ([], ["--C", 10], ["--p", "4/3"]):  # flags that agree with the file are fine
+        code, out, err = run(["verify", "--kernels", files["kernels"], "--candidate", saved, *extra],
+                             capsys)
+        assert code == 0 and err == "", (extra, out, err)
+        assert "feasible yes" in out and out.strip().splitlines()[-1].startswith("CERTIFIED")
+        for word in ("primal", "dual", "gap", "rel_gap", "violation"):
+            assert word in out
+
+
+def test_verify_infeasible_candidate_and_repair(files, tmp_path, capsys):
+    saved = tmp_path / "result.npz"
+    assert run(["solve", "--kernels", files["kernels"], "--C", 10, "--out", saved], capsys)[0] == 0
+    res = mklopt.MKLResult.load(saved)
+    far = tmp_path / "far.json"  # weights 5x outside the l1 ball
+    far.write_text(json.dumps({"weights": (5 * res.weights).tolist(), "alpha": res.alpha.tolist()}))
+    argv = ["verify", "--kernels", files["kernels"], "--C", 10, "--candidate", far]
+    code, out, _ = run(argv, capsys)
+    last = out.strip().splitlines()[-1]
+    assert code == 1 and "feasible no" in out
+    assert last.startswith("NOT CERTIFIED: ") and "outside the weight set" in last
+    code, out, _ = run([*argv, "--repair"], capsys)
+    assert code == 0 and out.strip().splitlines()[-1].startswith("CERTIFIED") and "repaired" in out
+
+
+@pytest.mark.parametrize("limit", [["--max-iter", "1"], ["--time-limit", "1e-9"]])
+def test_solve_not_converged_exits_1_and_saves_the_status(files, tmp_path, limit, capsys):
+    saved = tmp_path / "result.npz"
+    code, out, _ = run(["solve", "--kernels", files["kernels"], "--C", 10, "--p", 2,
+                        "--driver", "wrapper", *limit, "--out", saved], capsys)
+    status = "max_iter" if limit[0] == "--max-iter" else "time_limit"
+    assert code == 1 and f"status {status}" in out
+    assert mklopt.MKLResult.load(saved).status == status  # written: its status says why
+
+
+@pytest.mark.parametrize("exc, code, line", [
+    (KeyboardInterrupt(), 130, "mklopt solve: interrupted"),
+    (RuntimeError("boom\nsecond line"), 1, "mklopt solve: internal error: RuntimeError: boom "
+     "second line; please report"),
+    (mklopt.SolverError("backend failed"), 2, "mklopt solve: error: backend failed"),
+])
+def test_interrupt_and_unexpected_errors_are_one_line(files, monkeypatch, capsys, exc, code, line):
+    def fail(args):
+        raise exc
+
+    monkeypatch.setattr(cli.solve, "run", fail)
+    got, out, err = run(["solve", "--kernels", files["kernels"]], capsys)
+    assert (got, out, err) == (code, "", line + "\n")

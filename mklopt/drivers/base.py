@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..certificates import certificate
+from ..certificates import certificate, relative_gap
 from ..formulations import MKLData
 from ..result import Certificate, MKLResult
+from ..result_io import kernel_fingerprint
 
 __all__ = ["Driver", "Step", "run"]
 
@@ -84,7 +85,7 @@ class Driver:
         alpha = self.inner(weights)
         cert = self.certify(weights, alpha)
         inner_gap = cert.primal - (float(np.sum(cert.alpha)) - 0.5 * float(cert.weights @ cert.s))
-        if inner_gap > 0.1 * self.tol * max(1.0, abs(cert.primal)):
+        if inner_gap > 0.1 * self.tol * max(abs(cert.primal), abs(cert.dual)):
             tighten = getattr(self.inner, "tighten", None)
             tightened = tighten() if tighten is not None else False
             repeated = self._last_weights is not None and np.array_equal(weights, self._last_weights)
@@ -104,77 +105,90 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
         callback: Callable[[dict], object] | None = None, progress: bool = False) -> MKLResult:
     """Run ``driver`` until rel_gap <= tol, ``max_iter`` or ``time_limit`` seconds.
 
+    The answer is one candidate pair (weights, alpha): the iterate whose own
+    certificate has the smallest gap, so that :func:`mklopt.certify` of the
+    returned pair reproduces the reported gap. The best bounds over all
+    iterates (and a cutting-plane master value) are recorded beside it
+    (``upper_bound``, ``lower_bound``, ``bound_rel_gap``): they are valid
+    bounds on OPT but no single pair attains them.
+
     ``callback(record)`` is called after each iteration; returning ``False``
     stops the loop (status ``"callback"``). A driver whose inner solver cannot
     be made more precise while the weights no longer move stops with status
-    ``"stalled"``.
+    ``"stalled"``. The time limit is checked after every iteration, so it is
+    honoured to within one inner solve.
     """
     start = time.perf_counter()
     weights = driver.start()
     upper, lower = math.inf, -math.inf
-    best: tuple[float, Step, np.ndarray] | None = None
+    best: Certificate | None = None
     history: list[dict] = []
     status = "max_iter"
     bar = _progress_bar(progress, max_iter, driver.name)
-    for iteration in range(1, max_iter + 1):
-        step = driver.step(weights)
-        cert = step.certificate
-        if driver.certified:
-            upper = min(upper, cert.primal, step.upper)
-            lower = max(lower, cert.dual, step.lower)
-        else:
-            upper, lower = min(cert.primal, step.upper), max(cert.dual, step.lower)
-        if best is None or cert.primal <= best[0] or not driver.certified:
-            best = (cert.primal, step, cert.weights)
-        record = _record(iteration, upper, lower, cert, step, time.perf_counter() - start)
-        history.append(record)
+    try:
+        for iteration in range(1, max_iter + 1):
+            step = driver.step(weights)
+            cert = step.certificate
+            if driver.certified:
+                upper = min(upper, cert.primal, step.upper)
+                lower = max(lower, cert.dual, step.lower)
+                best = cert if best is None or cert.gap <= best.gap else best
+            else:
+                upper, lower = min(cert.primal, step.upper), max(cert.dual, step.lower)
+                best = cert
+            record = _record(iteration, upper, lower, best, cert, step,
+                             time.perf_counter() - start, driver.data)
+            history.append(record)
+            if bar is not None:
+                bar.set_postfix(rel_gap=f"{record['rel_gap']:.2e}", primal=f"{best.primal:.6g}")
+                bar.update(1)
+            if callback is not None and callback(record) is False:
+                status = "callback"
+                break
+            if driver.converged(record, history, tol):
+                status = "converged"
+                break
+            if driver.stalled:
+                status = "stalled"
+                break
+            if time_limit is not None and record["time"] >= time_limit:
+                status = "time_limit"
+                break
+            weights = step.next_weights
+    finally:
         if bar is not None:
-            bar.set_postfix(rel_gap=f"{record['rel_gap']:.2e}", primal=f"{upper:.6g}")
-            bar.update(1)
-        if callback is not None and callback(record) is False:
-            status = "callback"
-            break
-        if driver.converged(record, history, tol):
-            status = "converged"
-            break
-        if driver.stalled:
-            status = "stalled"
-            break
-        if time_limit is not None and record["time"] >= time_limit:
-            status = "time_limit"
-            break
-        weights = step.next_weights
-    if bar is not None:
-        bar.close()
+            bar.close()
     return _result(driver, best, history, status, upper, lower, time.perf_counter() - start)
 
 
-def _record(iteration: int, upper: float, lower: float, cert: Certificate, step: Step,
-            elapsed: float) -> dict:
-    gap = upper - lower
-    return {"iteration": iteration, "primal": upper, "dual": lower, "gap": gap,
-            "rel_gap": gap / max(1.0, abs(upper)), "iterate_primal": cert.primal,
-            "iterate_dual": cert.dual, "weights": cert.weights.copy(), "time": elapsed,
+def _record(iteration: int, upper: float, lower: float, best: Certificate, cert: Certificate,
+            step: Step, elapsed: float, data: MKLData) -> dict:
+    bound_gap = upper - lower
+    return {"iteration": iteration, "primal": best.primal, "dual": best.dual, "gap": best.gap,
+            "rel_gap": best.rel_gap, "upper_bound": upper, "lower_bound": lower,
+            "bound_rel_gap": relative_gap(bound_gap, upper, lower, data.C * data.n),
+            "iterate_primal": cert.primal, "iterate_dual": cert.dual,
+            "iterate_rel_gap": cert.rel_gap, "weights": cert.weights.copy(), "time": elapsed,
             **step.extra}
 
 
-def _result(driver: Driver, best, history: list, status: str, upper: float, lower: float,
-            elapsed: float) -> MKLResult:
-    _, step, weights = best
-    cert = step.certificate
-    gap = upper - lower
+def _result(driver: Driver, best: Certificate, history: list, status: str, upper: float,
+            lower: float, elapsed: float) -> MKLResult:
     data = driver.data
+    message = f"stopped: {status}"
+    if status == "stalled":
+        message += (f" (the inner solver's precision limits the certificate at rel_gap "
+                    f"{best.rel_gap:.1e}; use inner='cvxpy' for a tighter one)")
     result = MKLResult(
-        weights=weights, alpha=cert.alpha, bias=cert.bias, primal=upper, dual=lower, gap=gap,
-        rel_gap=gap / max(1.0, abs(upper)), status=status, iterations=len(history),
-        history=history, formulation=driver.name, solve_time=elapsed,
-        dual_coef=data.y * cert.alpha, kernel_names=list(data.kernels.names), certificate=cert,
-        message=f"stopped: {status}" + (
-            f" (the inner solver's precision limits the certificate at rel_gap {gap / max(1.0, abs(upper)):.1e};"
-            " use inner='cvxpy' for a tighter one)" if status == "stalled" else ""))
+        weights=best.weights, alpha=best.alpha, bias=best.bias, primal=best.primal,
+        dual=best.dual, gap=best.gap, rel_gap=best.rel_gap, status=status,
+        iterations=len(history), history=history, formulation=driver.name, solve_time=elapsed,
+        dual_coef=data.y * best.alpha, kernel_names=list(data.kernels.names), certificate=best,
+        message=message, C=data.C, regularizer=data.regularizer,
+        fingerprint=kernel_fingerprint(data.kernels, data.y),
+        info={"upper_bound": upper, "lower_bound": lower})
     driver.finish(result)
     return result
-
 
 def _progress_bar(progress: bool, total: int, name: str):
     if not progress:

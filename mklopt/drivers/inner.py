@@ -5,7 +5,11 @@
   and divides it by 10 (down to 1e-12) whenever the inner SVM's own certified
   gap exceeds a tenth of the target (large C amplifies SMO's error in the
   hinge term). It certifies relative gaps down to about 1e-6 to 1e-7 on
-  well-scaled kernels: use it for ``tol >= 1e-6``.
+  well-scaled kernels: use it for ``tol >= 1e-6``. Each call has a budget of
+  ``max(10_000, 100 n)`` SMO iterations, so one ill-conditioned
+  :math:`K_\\mu` cannot stall the loop; when libsvm stops at the budget its
+  answer is still certified (the gap says how good it is) and one
+  :class:`~mklopt.exceptions.MKLWarning` per run says so.
 * ``"cvxpy"``: the ``svm`` formulation on any QP-capable backend (see
   :class:`CvxpyInner` for when it is compiled once with a ``cp.Parameter``);
   interior point reaches rel_gap 1e-8 and below.
@@ -13,26 +17,42 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import backends as bk
-from ..exceptions import InvalidInputError, SolverError
+from ..exceptions import InvalidInputError, MKLWarning, SolverError
 from ..formulations import FORMULATIONS, MKLData
 
 __all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
 
 
 class LibsvmInner:
-    """SVM at fixed weights via libsvm; :math:`K_\\mu` is built into one reused buffer."""
+    """SVM at fixed weights via libsvm; :math:`K_\\mu` is built into one reused buffer.
+
+    .. math:: K_\\mu = \\sum_m \\mu_m K_m \\quad\\text{(one BLAS pass over the stack)}
+
+    Attributes
+    ----------
+    max_iter : int
+        SMO iteration budget of one call, ``max(10_000, 100 n)``.
+    budget_hits : int
+        Calls that stopped at the budget.
+    """
 
     name = "libsvm"
 
-    def __init__(self, data: MKLData, tol: float, cache_mb: float = 500.0) -> None:
+    def __init__(self, data: MKLData, tol: float, cache_mb: float = 500.0,
+                 max_iter: int | None = None) -> None:
         from sklearn.svm import SVC
 
         self.data = data
         self.eps = max(1e-12, min(1e-3, 0.1 * tol))
-        self.svc = SVC(kernel="precomputed", C=data.C, tol=self.eps, cache_size=cache_mb)
+        self.max_iter = int(max_iter) if max_iter is not None else max(10_000, 100 * data.n)
+        self.budget_hits = 0
+        self.svc = SVC(kernel="precomputed", C=data.C, tol=self.eps, cache_size=cache_mb,
+                       max_iter=self.max_iter)
         self.flat = data.kernels.K.reshape(data.M, -1)
         self.buffer = np.empty(self.flat.shape[1])
 
@@ -47,10 +67,42 @@ class LibsvmInner:
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         np.dot(weights, self.flat, out=self.buffer)
         K = self.buffer.reshape(self.data.n, self.data.n)
-        self.svc.fit(K, self.data.y)
+        self._fit(K)
+        dual = self.svc.dual_coef_[0]
+        if not np.all(np.isfinite(dual)):
+            raise SolverError(_NOT_FINITE)
         alpha = np.zeros(self.data.n)
-        alpha[self.svc.support_] = np.abs(self.svc.dual_coef_[0])
+        alpha[self.svc.support_] = np.abs(dual)
         return alpha
+
+    def _fit(self, K: np.ndarray) -> None:
+        """``SVC.fit``; its budget warning becomes one MKLWarning, its ValueErrors SolverErrors."""
+        from sklearn.exceptions import ConvergenceWarning
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            try:
+                self.svc.fit(K, self.data.y)
+            except ValueError as exc:
+                raise SolverError(f"{_NOT_FINITE} (libsvm: {exc})") from None
+        hit = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if hit:
+            self.budget_hits += 1
+            if self.budget_hits == 1:
+                warnings.warn(
+                    f"libsvm stopped at its budget of {self.max_iter} iterations on K_mu "
+                    "(ill-conditioned kernels or large C); its answer is still certified, "
+                    "the reported gap shows how far from optimal it is. Normalize the "
+                    "kernels (normalized('trace')) or use inner='cvxpy' if the gap stays large.",
+                    MKLWarning, stacklevel=5)
+
+
+_NOT_FINITE = ("libsvm returned non-finite dual coefficients on K_mu: the kernels' entries are "
+               "too large or too small for double precision; rescale them, e.g. "
+               "KernelSet(K).normalized('trace')")
 
 
 class CvxpyInner:

@@ -44,7 +44,7 @@ from scipy.optimize import lsq_linear
 
 from ..exceptions import InvalidInputError, KernelError, NotPSDError
 from ..kernels import KernelSet
-from ..result import Certificate
+from ..result import Certificate, relative_gap
 from ._base import Formulation, MKLData, Model
 
 __all__ = [
@@ -294,7 +294,7 @@ def vkr_certificate(kernels, y: np.ndarray, alpha: np.ndarray, Lam: np.ndarray,
     dual = max(dual_value(K, y, u, Lam) for u in candidates)
     alpha, primal = _sparsified(K, y, alpha, Lam, primal, slack=0.1 * max(primal - dual, 0.0))
     gap = primal - dual
-    return Certificate(primal=primal, dual=dual, gap=gap, rel_gap=gap / max(1.0, abs(primal)),
+    return Certificate(primal=primal, dual=dual, gap=gap, rel_gap=relative_gap(gap, primal, dual, 1.0),
                        bias=0.0, weights=np.abs(alpha).sum(axis=1), alpha=alpha)
 
 

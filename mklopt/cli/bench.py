@@ -1,0 +1,51 @@
+"""``mklopt bench NAME [ARGS...]``: run ``examples/bench_NAME.py`` of a source checkout.
+
+Exit codes: the script's own exit status (128 + N when it was killed by
+signal N); 2 when there is no such benchmark or no ``examples/`` folder;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from ..exceptions import InvalidInputError
+
+
+def add_parser(subs: argparse._SubParsersAction) -> None:
+    """Register ``bench`` on the sub-parser action ``subs``."""
+    bench = subs.add_parser("bench", help="run a benchmark script from examples/ (exact, drivers, vkr)",
+                            description="Run examples/bench_NAME.py of a source checkout; "
+                            "arguments after NAME are passed to the script, whose exit status "
+                            "is passed through.")
+    bench.add_argument("name", help="benchmark name: exact, drivers, vkr, ...")
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    bench.set_defaults(handler=run)
+
+
+def examples_dir() -> Path:
+    """The source checkout's ``examples/`` folder (next to the package directory)."""
+    folder = Path(__file__).resolve().parents[2] / "examples"
+    if not folder.is_dir():
+        raise InvalidInputError(
+            f"mklopt bench runs the scripts in examples/, which is not next to the installed "
+            f"package ({folder} does not exist); use a source checkout installed with "
+            "'pip install -e .'.")
+    return folder
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``examples/bench_<name>.py`` with the remaining arguments; its exit status."""
+    folder = examples_dir()
+    script = folder / f"bench_{args.name}.py"
+    if not script.is_file():
+        found = sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py"))
+        raise InvalidInputError(f"no benchmark {args.name!r} in {folder}; available: {found or 'none'}.")
+    extra = list(args.args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    code = subprocess.call([sys.executable, str(script), *extra])
+    return 128 - code if code < 0 else code

@@ -1,0 +1,131 @@
+"""``mklopt verify``: certify a candidate solution (weights, alpha) against an instance.
+
+The candidate is either a saved result (``mklopt solve --out FILE.npz`` or
+:meth:`MKLResult.save`), which records C, the weight set and a fingerprint
+of its kernels, so no ``--C``/``--p`` is needed (flags that contradict the
+file, or other kernels, are an input error); or a hand-made ``.json``/``.npz``
+with ``weights`` (M,) and ``alpha`` (n,), certified with ``--C``/``--p``
+(default 1). The candidate is certified *as given*: weights outside the
+weight set are never CERTIFIED unless ``--repair`` asks to certify their
+projection onto it.
+
+Exit codes: 0 CERTIFIED (feasible and rel_gap <= ``--tol``, default 1e-6);
+1 NOT CERTIFIED; 2 usage or input error; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidInputError
+from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_OK, add_instance_args, load_instance,
+                      load_npz, norm_options, one_line, open_npz)
+from ._parsing import tolerance
+
+DEFAULT_TOL = 1e-6
+#: The array :meth:`MKLResult.save` writes besides weights and alpha.
+SAVED_RESULT_KEY = "meta"
+
+
+def add_parser(subs: argparse._SubParsersAction) -> None:
+    """Register ``verify`` on the sub-parser action ``subs``."""
+    verify = subs.add_parser("verify", help="certify a candidate solution (exit 0 iff certified)",
+                             description="Compute mklopt's certificate (primal, dual, gap, "
+                             "feasibility) of a candidate (weights, alpha): a result saved by "
+                             "'mklopt solve --out FILE.npz' (C and p come from the file) or your "
+                             "own solver's .json/.npz. Exit status 0 if CERTIFIED (feasible and "
+                             "rel_gap <= --tol), 1 if NOT CERTIFIED, 2 for bad input, 130 when "
+                             "interrupted.")
+    add_instance_args(verify, from_file=True)
+    verify.add_argument("--candidate", required=True, metavar="FILE",
+                        help="a saved result (.npz from 'mklopt solve --out'), or a .json/.npz "
+                        "with 'weights' (M,) and 'alpha' (n,)")
+    verify.add_argument("--tol", type=tolerance, default=DEFAULT_TOL,
+                        help="required relative gap, in (0, 1) (default %(default)g)")
+    verify.add_argument("--repair", action="store_true",
+                        help="certify the projection of the weights onto the weight set "
+                        "instead of the weights as given")
+    verify.set_defaults(handler=run)
+
+
+def load_candidate(path: str) -> Any:
+    """A saved :class:`MKLResult`, or ``{"weights", "alpha"}`` arrays of a hand-made candidate.
+
+    Raises
+    ------
+    InvalidInputError
+        One line naming the file and what is wrong with it.
+    """
+    from ..result import MKLResult
+
+    if path.lower().endswith(".json"):
+        return _load_json(path)
+    with open_npz(path) as data:
+        saved = SAVED_RESULT_KEY in data.files
+    return MKLResult.load(path) if saved else load_npz(path, ["weights", "alpha"])
+
+
+def _load_json(path: str) -> dict[str, np.ndarray]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or one_line(exc)}.") from None
+    except CORRUPT_FILE_ERRORS as exc:
+        raise InvalidInputError(f"{path} is not valid JSON ({one_line(exc)}).") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path} must hold a JSON object with 'weights' and 'alpha'.")
+    missing = [k for k in ("weights", "alpha") if k not in data]
+    if missing:
+        raise InvalidInputError(f"{path} has no field(s) {missing}; it needs 'weights' and 'alpha'.")
+    try:
+        return {k: np.asarray(data[k], dtype=float) for k in ("weights", "alpha")}
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"'weights' and 'alpha' in {path} must be lists of numbers "
+                                f"({one_line(exc)}).") from None
+
+
+def certify_candidate(args: argparse.Namespace, ks, y, candidate):
+    """The :class:`Certificate` of ``candidate`` (saved result or arrays) on ``(ks, y)``."""
+    from ..certificates import certify, certify_result
+
+    given_p = None if args.p is None and args.b is None else norm_options(args, None)[0]
+    if isinstance(candidate, dict):
+        return certify(ks, y, candidate["weights"], candidate["alpha"],
+                       C=1.0 if args.C is None else args.C,
+                       p=1.0 if given_p is None else given_p, repair=args.repair)
+    return certify_result(ks, y, candidate, C=args.C, p=given_p, repair=args.repair)
+
+
+def verdict(cert, tol: float) -> tuple[bool, str]:
+    """``(certified, one line)``: ``CERTIFIED: ...`` or ``NOT CERTIFIED: <why>``."""
+    if cert.certified(tol):
+        note = f" ({one_line(cert.message)})" if cert.repaired and cert.message else ""
+        return True, f"CERTIFIED: feasible and rel_gap {cert.rel_gap:.2e} <= tol {tol:g}{note}"
+    if not cert.feasible:
+        why = one_line(cert.message) if cert.message else (
+            f"the weights violate the weight set by {cert.violation:.3g}")
+        prefix = "not certified: "
+        return False, "NOT CERTIFIED: " + (why[len(prefix):] if why.lower().startswith(prefix) else why)
+    if not math.isfinite(cert.rel_gap):
+        return False, f"NOT CERTIFIED: rel_gap is {cert.rel_gap} (no finite bound)"
+    return False, f"NOT CERTIFIED: rel_gap {cert.rel_gap:.2e} > tol {tol:g}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Certify the candidate; exit status 0 iff it is feasible and rel_gap <= ``--tol``."""
+    candidate = load_candidate(args.candidate)
+    ks, y = load_instance(args)
+    cert = certify_candidate(args, ks, y, candidate)
+    ok, line = verdict(cert, args.tol)
+    print(f"primal {cert.primal:.12g}  dual {cert.dual:.12g}  gap {cert.gap:.3e}  "
+          f"rel_gap {cert.rel_gap:.3e}  bias {cert.bias:.6g}")
+    print(f"violation {cert.violation:.3e}  feasible {'yes' if cert.feasible else 'no'}"
+          + ("  (weights repaired: projected onto the weight set)" if cert.repaired else ""))
+    print(line)
+    return EXIT_OK if ok else EXIT_FAIL

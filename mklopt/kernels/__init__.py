@@ -1,0 +1,28 @@
+"""Kernel matrices: the validated :class:`KernelSet`, construction from data, spectra.
+
+* :mod:`~mklopt.kernels.kernelset` — :class:`KernelSet` (validation, factors,
+  tail sums, alignment, normalizations).
+* :mod:`~mklopt.kernels.construct` — :func:`kernel_stack` from features and specs.
+* :mod:`~mklopt.kernels.spectra` — :func:`top_eigenvalues`, :func:`tail_sum`.
+* :mod:`~mklopt.kernels.products` — :func:`quadratic_terms`, the per-iteration pass.
+
+A valid float64, C-contiguous, symmetric stack is used in place (a read-only
+view); mklopt never writes to it.
+"""
+
+from __future__ import annotations
+
+from scipy.sparse.linalg import eigsh  # looked up here at call time (tests replace it)
+
+from ._normalize import NORMALIZATIONS
+from ._psd import PSD_CHECKS
+from .construct import KernelSpec, kernel_stack, spec_name
+from .kernelset import KernelSet
+from .products import quadratic_terms
+from .spectra import eigh as _eigh
+from .spectra import tail_sum, top_eigenvalues
+
+_spec_name = spec_name  # former private name
+
+__all__ = ["KernelSet", "kernel_stack", "tail_sum", "top_eigenvalues", "quadratic_terms",
+           "NORMALIZATIONS", "PSD_CHECKS", "KernelSpec", "eigsh"]

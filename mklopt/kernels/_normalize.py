@@ -1,0 +1,116 @@
+"""Normalizations of a kernel set and their application to test kernels.
+
+Each normalization divides every kernel by a scalar (or, spherically, by
+:math:`\\sqrt{K(x,x)K(x',x')}`) and returns a new set built from exactly one
+new stack.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.linalg
+
+from ..exceptions import KernelError, RankError
+
+if TYPE_CHECKING:
+    from .kernelset import KernelSet
+
+__all__ = ["NORMALIZATIONS"]
+
+NORMALIZATIONS = ("trace", "multiplicative", "spherical", "tail_sum")
+
+
+class _Normalizing:
+    """Mixin of :class:`~mklopt.kernels.KernelSet`: normalizations and test transforms."""
+
+    def normalized(self, method: str = "trace", *, target: float = 1.0,
+                   theta: int | None = None) -> "KernelSet":
+        """Return a new, normalized set (this one is unchanged).
+
+        Parameters
+        ----------
+        method : {"trace", "multiplicative", "spherical", "tail_sum"}
+            * ``"trace"``: :math:`K_m \\mapsto \\text{target}\\,K_m/\\operatorname{Tr}K_m`.
+            * ``"multiplicative"`` (Kloft thesis eq. 3.6): unit variance in
+              feature space, :math:`K_m \\mapsto K_m / (\\tfrac1n\\operatorname{Tr}K_m
+              - \\tfrac1{n^2} 1^\\top K_m 1)`.
+            * ``"spherical"`` (eq. 3.7): :math:`K(x,x') \\mapsto
+              K(x,x')/\\sqrt{K(x,x)K(x',x')}`.
+            * ``"tail_sum"`` (Cortes, Kloft, Mohri 2013, "conv"):
+              :math:`K_m \\mapsto K_m/\\tau_m`, :math:`\\tau_m = \\sum_{j>\\theta}\\lambda_j(K_m)`.
+              ``theta=0`` is trace normalization to 1.
+        target : float
+            Trace after ``"trace"`` normalization.
+        theta : int
+            Tail-sum cutoff, required for ``"tail_sum"``.
+        """
+        if method == "spherical":
+            return self._spherical()
+        divisors = self._divisors(method, theta) / (target if method == "trace" else 1.0)
+        new = self._derived(np.divide(self.K, divisors[:, None, None]), self.names)
+        new.scales = self.scales / divisors
+        return new
+
+    def _divisors(self, method: str, theta: int | None) -> np.ndarray:
+        if method == "trace":
+            div = self.traces
+            what = "trace"
+        elif method == "multiplicative":
+            div = self.traces / self.n - self.K.sum(axis=(1, 2)) / self.n**2
+            what = "feature-space variance"
+        elif method == "tail_sum":
+            if theta is None:
+                raise RankError("tail_sum normalization needs a cutoff: normalized('tail_sum', theta=2).")
+            div = self.checked_tail_sums(theta)
+            what = f"tail sum beyond the {theta} largest eigenvalues"
+        else:
+            raise KernelError(f"unknown normalization {method!r}; choose one of {NORMALIZATIONS}.")
+        bad = [self.names[m] for m in range(self.M) if not div[m] > 0]
+        if bad:
+            raise KernelError(f"cannot normalize by {what}: it is not positive for kernel(s) {bad}.")
+        return div
+
+    def _rank_hint(self, m: int) -> int:
+        vals = scipy.linalg.eigvalsh(self.K[m], check_finite=False)
+        return int(np.sum(vals > 1e-10 * max(vals[-1], 1e-300)))
+
+    def _spherical(self) -> "KernelSet":
+        diag = np.einsum("mii->mi", self.K).copy()
+        if np.any(diag <= 0):
+            m = int(np.nonzero((diag <= 0).any(axis=1))[0][0])
+            raise KernelError(
+                f"spherical normalization needs K(x, x) > 0, but kernel "
+                f"'{self.names[m]}' has a zero diagonal entry; use 'trace' instead.")
+        root = np.sqrt(diag)
+        stack = np.divide(self.K, root[:, :, None])  # the one new stack
+        stack /= root[:, None, :]
+        new = self._derived(stack, self.names)
+        new._train_diag = diag if self._train_diag is None else self._train_diag
+        return new
+
+    def transform_test(self, test_kernels: np.ndarray,
+                       test_diag: np.ndarray | None = None) -> np.ndarray:
+        """Apply this set's normalization to test-vs-train kernels.
+
+        Parameters
+        ----------
+        test_kernels : array of shape (M, n_test, n)
+            Raw kernel values between test and training points.
+        test_diag : array of shape (M, n_test), optional
+            Raw :math:`K_m(x, x)` at the test points; required when the set
+            was spherically normalized.
+        """
+        T = np.asarray(test_kernels, dtype=float)
+        if T.ndim == 2:
+            T = T[None]
+        if T.shape[0] != self.M or T.shape[2] != self.n:
+            raise KernelError(
+                f"test kernels must have shape (M={self.M}, n_test, n={self.n}), got {T.shape}.")
+        T = T * self.scales[:, None, None]
+        if self._train_diag is not None:
+            if test_diag is None:
+                raise KernelError("this set is spherically normalized: pass test_diag=K_m(x, x) of the test points.")
+            T = T / np.sqrt(np.asarray(test_diag)[:, :, None] * self._train_diag[:, None, :])
+        return T

@@ -1,0 +1,172 @@
+"""Turning user input into a validated (M, n, n) float64 stack, without copying it when valid.
+
+A float64, C-contiguous array is used in place; anything else (float32,
+integers, lists, DataFrames, strided views) is converted once. The scan
+reads each kernel once for finiteness, size and symmetry (in tiles of rows
+compared with the matching columns, never a transpose of the whole stack).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import KernelError
+
+__all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE"]
+
+#: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
+MAX_MAGNITUDE = 1e150
+#: Rows per tile of the symmetry check (a 256 x n band stays in cache).
+TILE = 256
+
+
+@dataclass
+class StackInput:
+    """A float64 C-contiguous stack, whether mklopt owns it, and the input's precision."""
+
+    stack: np.ndarray
+    owned: bool
+    eps: float
+
+
+def as_stack(kernels: Any) -> StackInput:
+    """Convert ``kernels`` to an (M, n, n) float64 stack, copying only when needed.
+
+    Accepted: an (M, n, n) or (n, n) array, a pandas DataFrame, or a sequence
+    of (n, n) arrays/DataFrames. Real numeric input only.
+    """
+    owned = not isinstance(kernels, np.ndarray)
+    arr = _to_array(kernels)
+    if arr.ndim == 2:
+        arr = arr[None]
+    _check_shape(arr)
+    eps = float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else float(np.finfo(float).eps)
+    if arr.dtype != np.float64 or not arr.flags.c_contiguous:
+        arr, owned = np.ascontiguousarray(arr, dtype=np.float64), True
+    return StackInput(arr, owned, eps)
+
+
+def _to_array(kernels: Any) -> np.ndarray:
+    if hasattr(kernels, "to_numpy") and getattr(kernels, "ndim", 0) == 2:
+        kernels = kernels.to_numpy()
+    elif isinstance(kernels, (list, tuple)):
+        kernels = [k.to_numpy() if hasattr(k, "to_numpy") else k for k in kernels]
+    try:
+        arr = np.asarray(kernels)
+    except (TypeError, ValueError) as exc:
+        raise KernelError(
+            "kernels must be an (M, n, n) array or a list of n x n arrays of the "
+            f"same size; could not convert the input ({exc}).") from None
+    if arr.dtype.kind == "c":
+        raise KernelError(
+            f"kernels are complex ({arr.dtype}); mklopt needs real kernel matrices, "
+            "pass K.real if the imaginary part is numerical noise.")
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64) if arr.ndim else arr.astype(str)
+        except (TypeError, ValueError):
+            arr = arr.astype(str)
+    if arr.dtype.kind not in "biuf" or arr.ndim == 0:
+        raise KernelError(
+            f"kernels must be numeric (M, n, n) arrays or lists of n x n arrays, got "
+            f"values of type {arr.dtype} ({type(kernels).__name__}).")
+    return arr
+
+
+def _check_shape(stack: np.ndarray) -> None:
+    if stack.ndim != 3:
+        raise KernelError(f"kernels must be an (M, n, n) array, got an array with shape {stack.shape}.")
+    if stack.shape[0] == 0:
+        raise KernelError("no kernels given; pass at least one n x n kernel matrix.")
+    if stack.shape[1] != stack.shape[2]:
+        raise KernelError(
+            f"kernel matrices must be square (n x n), got {stack.shape[1]} x {stack.shape[2]}. "
+            "Test-vs-train kernels are passed to decision_function, not to KernelSet.")
+    if stack.shape[1] == 0:
+        raise KernelError("kernel matrices are empty (n = 0); pass kernels over at least one point.")
+
+
+def check_names(names: Sequence[str] | None, M: int) -> list[str]:
+    """One string name per kernel (``K0, K1, ...`` by default)."""
+    if names is None:
+        return [f"K{m}" for m in range(M)]
+    names = [str(n) for n in names]
+    if len(names) != M:
+        raise KernelError(f"got {len(names)} names for {M} kernels; give one name per kernel.")
+    return names
+
+
+@dataclass
+class Scan:
+    """What one read of the stack found: per-kernel max |K| and kernels to symmetrize."""
+
+    scale: np.ndarray
+    asymmetric: list[int] = field(default_factory=list)
+
+
+def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float) -> Scan:
+    """Finiteness, zero kernels, magnitude and symmetry, kernel by kernel.
+
+    Raises :class:`KernelError` for non-finite entries, all-zero kernels,
+    entries so large that sums overflow, and asymmetry beyond
+    ``sym_tol * max|K|``. Kernels asymmetric within tolerance are listed in
+    ``Scan.asymmetric``; exactly symmetric ones are left as they are.
+    """
+    M, n = stack.shape[0], stack.shape[1]
+    hi, lo = stack.max(axis=(1, 2)), stack.min(axis=(1, 2))
+    bad = [m for m in range(M) if not (np.isfinite(hi[m]) and np.isfinite(lo[m]))]
+    if bad:
+        raise KernelError(f"kernel(s) {bad} contain NaN or infinite entries; fix or drop them.")
+    scale = np.maximum(hi, -lo)
+    zero = [names[m] for m in range(M) if scale[m] == 0]
+    if zero:
+        raise KernelError(f"kernel(s) {zero} are all zero; they carry no information, drop them.")
+    _check_magnitude(scale, names, n, M)
+    result = Scan(scale=scale)
+    if symmetric:
+        for m in range(M):
+            asym = max_asymmetry(stack[m])
+            if asym > sym_tol * scale[m]:
+                raise KernelError(
+                    f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {asym:.3g}, "
+                    f"max |K| = {scale[m]:.3g}). Symmetrize it with (K + K.T) / 2 if that is "
+                    "intended, or use 'vkr_lp', which accepts asymmetric kernels.")
+            if asym > 0:
+                result.asymmetric.append(m)
+    return result
+
+
+def _check_magnitude(scale: np.ndarray, names: list[str], n: int, M: int) -> None:
+    big = [names[m] for m in range(M) if scale[m] * n * M > MAX_MAGNITUDE]
+    if big:
+        raise KernelError(
+            f"kernel(s) {big} have entries up to {float(np.max(scale)):.3g}: sums over {n} points "
+            f"and {M} kernels come near floating-point overflow; rescale them first, e.g. "
+            "divide each kernel by its trace (K / np.trace(K)).")
+
+
+def max_asymmetry(K: np.ndarray, tile: int = TILE) -> float:
+    """:math:`\\max_{ij} |K_{ij} - K_{ji}|`, comparing row bands with column bands.
+
+    Each band ``K[i:j, i:]`` is compared with ``K[i:, i:j].T``; no transpose of
+    the whole matrix is formed and each pair is compared once.
+    """
+    n = K.shape[0]
+    worst = 0.0
+    for i in range(0, n, tile):
+        j = min(i + tile, n)
+        diff = K[i:j, i:] - K[i:, i:j].T
+        worst = max(worst, float(np.max(np.abs(diff, out=diff))))
+    return worst
+
+
+def symmetrize(stack: np.ndarray, indices: list[int]) -> None:
+    """In place :math:`K_m \\leftarrow \\tfrac12 (K_m + K_m^\\top)` for the listed kernels."""
+    for m in indices:
+        K = stack[m]
+        K += K.T.copy()
+        K *= 0.5

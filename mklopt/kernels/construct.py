@@ -1,0 +1,82 @@
+"""Kernel matrices from data: specs and :func:`kernel_stack`.
+
+A *spec* is a metric name accepted by
+:func:`sklearn.metrics.pairwise.pairwise_kernels` (``"rbf"``), a pair
+``(name, params)`` or a callable ``k(X, Y) -> (n_x, n_y)`` array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import KernelError
+
+__all__ = ["kernel_stack", "KernelSpec", "spec_name"]
+
+KernelSpec = Any  # ("rbf", {"gamma": 0.1}) | "linear" | callable(X, Y) -> array
+
+
+def spec_name(spec: KernelSpec, index: int) -> str:
+    """A readable name for a spec, e.g. ``rbf(gamma=0.1)``."""
+    if callable(spec):
+        return getattr(spec, "__name__", f"kernel{index}")
+    metric, params = _parse_spec(spec)
+    if callable(metric):
+        metric = getattr(metric, "__name__", "callable")
+    args = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in sorted(params.items()))
+    return f"{metric}({args})" if args else str(metric)
+
+
+def _parse_spec(spec: KernelSpec) -> tuple[Any, dict]:
+    if isinstance(spec, str) or callable(spec):
+        return spec, {}
+    if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict):
+        return spec[0], dict(spec[1])
+    raise KernelError(
+        f"kernel spec {spec!r} is not understood; use a metric name such as "
+        "'rbf', a pair like ('rbf', {'gamma': 0.1}), or a callable k(X, Y)."
+    )
+
+
+def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
+                 Y: np.ndarray | None = None) -> np.ndarray:
+    """Evaluate kernel specs on data with scikit-learn's pairwise kernels.
+
+    Parameters
+    ----------
+    X : array of shape (n_x, d)
+        Rows at which the kernels are evaluated (test points for prediction).
+    specs : sequence
+        Each a metric name accepted by
+        :func:`sklearn.metrics.pairwise.pairwise_kernels`, a pair
+        ``(name, params)``, or a callable ``k(X, Y) -> (n_x, n_y)`` array.
+    Y : array of shape (n_y, d), optional
+        Columns (training points). Defaults to ``X``.
+
+    Returns
+    -------
+    ndarray of shape (M, n_x, n_y)
+    """
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    X = np.asarray(X, dtype=float)
+    Y = X if Y is None else np.asarray(Y, dtype=float)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
+        raise KernelError(
+            f"kernel_stack needs 2-D feature arrays with the same number of "
+            f"columns, got shapes {X.shape} and {Y.shape}."
+        )
+    if len(specs) == 0:
+        raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
+    out = np.empty((len(specs), X.shape[0], Y.shape[0]))
+    for m, spec in enumerate(specs):
+        if callable(spec):
+            out[m] = spec(X, Y)
+            continue
+        metric, params = _parse_spec(spec)
+        out[m] = pairwise_kernels(X, Y, metric=metric, **params)
+    return out

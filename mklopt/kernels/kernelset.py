@@ -1,0 +1,283 @@
+"""The :class:`KernelSet`: a validated stack of kernel matrices over the same points.
+
+A :class:`KernelSet` holds ``M`` kernel matrices of size ``n x n`` in one
+contiguous float64 array of shape ``(M, n, n)``. It validates its input once,
+uses a valid float64 stack in place (read-only, never written to), and caches
+what the formulations need: rank-revealing factors
+:math:`K_m = L_m L_m^\\top`, eigendecompositions and tail sums.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import MKLWarning, NotPSDError, RankError
+from ._normalize import _Normalizing
+from ._psd import check_psd, clip
+from ._stack import as_stack, check_names, scan_stack, symmetrize
+from .construct import KernelSpec, kernel_stack, spec_name
+from .products import quadratic_terms
+from .spectra import eigh, tail_sum
+
+__all__ = ["KernelSet"]
+
+
+def _read_only(stack: np.ndarray) -> np.ndarray:
+    """A non-writeable view; the caller's array keeps its own flags."""
+    view = stack.view()
+    view.flags.writeable = False
+    return view
+
+
+def _satisfies(kernels: "KernelSet", psd: bool, symmetric: bool) -> bool:
+    """An existing set was validated at least as strictly as requested."""
+    return (kernels.psd or not psd) and (kernels.symmetric or not symmetric)
+
+
+class KernelSet(_Normalizing):
+    """A validated stack of ``M`` kernel matrices over the same ``n`` points.
+
+    Parameters
+    ----------
+    kernels : array of shape (M, n, n) or (n, n), DataFrame, sequence of (n, n) arrays, or KernelSet
+        The kernel matrices, real and numeric. A float64, C-contiguous,
+        exactly symmetric array that passes the checks is **used in place**:
+        :attr:`K` is a read-only view of it, and mklopt never writes to it
+        (do not modify it yourself while the set is in use). Any other input
+        (float32, integers, lists, DataFrames, non-contiguous views, kernels
+        that need symmetrizing or clipping) is converted in one copy.
+    names : sequence of str, optional
+        One name per kernel (used in error messages, tables and plots).
+    psd : bool, default True
+        Require positive semidefinite kernels. Eigenvalues below the noise
+        level :math:`-10\\,\\varepsilon\\, n\\,\\|K\\|` (:math:`\\varepsilon` of
+        the input's dtype) but above ``-psd_tol`` times the largest eigenvalue
+        are clipped and reported (attribute ``clipped`` and an
+        :class:`MKLWarning`); larger ones raise :class:`NotPSDError`. Only the
+        Voted Kernel Regularization LP accepts ``psd=False``.
+    symmetric : bool, default True
+        Require symmetric kernels (within ``sym_tol`` relative); kernels
+        asymmetric within tolerance are symmetrized in the copy.
+        ``symmetric=False`` is for VKR only.
+    psd_tol, sym_tol : float
+        Relative tolerances of the checks above.
+    psd_check : {"lanczos", "full"}, default "lanczos"
+        ``"lanczos"``: a few Lanczos steps per kernel estimate its smallest
+        eigenvalue (:math:`O(n^2)`; it finds clearly indefinite kernels, and
+        any kernel it flags is checked exactly); ``"full"``: a Cholesky
+        factorization of every kernel (:math:`O(n^3)`), which also finds
+        small negative eigenvalues the estimate can miss.
+
+    Attributes
+    ----------
+    K : ndarray of shape (M, n, n)
+        The contiguous float64 stack (read-only; a view of the input when it
+        was used in place).
+    names : list of str
+    clipped : dict
+        Kernel name -> most negative eigenvalue removed by clipping.
+    scales : ndarray of shape (M,)
+        Factors applied to the original kernels by :meth:`normalized`
+        (ones for a set built directly).
+    """
+
+    def __init__(self, kernels: Any, names: Sequence[str] | None = None, *,
+                 psd: bool = True, symmetric: bool = True,
+                 psd_tol: float = 1e-8, sym_tol: float = 1e-8,
+                 psd_check: str = "lanczos") -> None:
+        self.psd = bool(psd)
+        self.symmetric = bool(symmetric) or self.psd
+        self.clipped: dict[str, float] = {}
+        self.scales = np.ones(0)
+        self._train_diag: np.ndarray | None = None  # spherical normalization
+        self._factors: dict[int, np.ndarray] = {}
+        self._eig: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if isinstance(kernels, KernelSet) and _satisfies(kernels, self.psd, self.symmetric):
+            stack = kernels.K  # already validated at least as strictly
+            names = kernels.names if names is None else names
+        else:
+            if isinstance(kernels, KernelSet):
+                names = kernels.names if names is None else names
+                kernels = kernels.K
+            stack = self._validated(kernels, names, psd_tol, sym_tol, psd_check)
+        self.M, self.n = stack.shape[0], stack.shape[1]
+        self.names = check_names(names, self.M)
+        self.K = _read_only(stack)
+        self.scales = np.ones(self.M)
+
+    def _validated(self, kernels: Any, names, psd_tol: float, sym_tol: float,
+                   psd_check: str) -> np.ndarray:
+        """The checked stack: the input itself, or one copy when it must change."""
+        given = as_stack(kernels)
+        stack = given.stack
+        names = check_names(names, stack.shape[0])
+        scan = scan_stack(stack, names, self.symmetric, sym_tol)
+        if scan.asymmetric:
+            stack = stack if given.owned else stack.copy()
+            given.owned = True
+            symmetrize(stack, scan.asymmetric)
+        if self.psd:
+            to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check)
+            if to_clip:
+                stack = stack if given.owned else stack.copy()
+                removed = clip(stack, to_clip)
+                self.clipped = {names[m]: v for m, v in removed.items()}
+                warnings.warn(
+                    "clipped small negative eigenvalues (numerical noise) of kernels "
+                    + ", ".join(f"'{k}' ({v:.2g})" for k, v in self.clipped.items()),
+                    MKLWarning, stacklevel=3)
+        return stack
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_data(cls, X: np.ndarray, specs: Sequence[KernelSpec],
+                  names: Sequence[str] | None = None, **kwargs) -> "KernelSet":
+        """Build kernels from features with scikit-learn's pairwise kernels.
+
+        See :func:`kernel_stack` for the accepted ``specs``. For prediction,
+        evaluate test points against training points with
+        ``kernel_stack(X_test, specs, X_train)`` and pass the result through
+        :meth:`transform_test` of the (normalized) training set.
+        """
+        stack = kernel_stack(X, specs)
+        if names is None:
+            names = [spec_name(s, i) for i, s in enumerate(specs)]
+        return cls(stack, names, **kwargs)
+
+    # ---------------------------------------------------------------- access
+    def __len__(self) -> int:
+        return self.M
+
+    def __repr__(self) -> str:
+        return f"KernelSet(M={self.M}, n={self.n}, names={self.names})"
+
+    def __getitem__(self, index) -> "KernelSet":
+        """Sub-set of kernels (``ks[[0, 2]]``, ``ks[1:]``) as a new set."""
+        idx = np.arange(self.M)[index]
+        idx = np.atleast_1d(idx)
+        sub = self._derived(self.K[idx], [self.names[i] for i in idx])
+        sub.scales = self.scales[idx].copy()
+        if self._train_diag is not None:
+            sub._train_diag = self._train_diag[idx]
+        return sub
+
+    def _derived(self, stack: np.ndarray, names: Sequence[str]) -> "KernelSet":
+        """A new set from an already validated stack (no re-validation)."""
+        new = object.__new__(KernelSet)
+        new.M, new.n = stack.shape[0], stack.shape[1]
+        new.names = list(names)
+        new.psd, new.symmetric = self.psd, self.symmetric
+        new.clipped = dict(self.clipped)
+        new.K = _read_only(np.ascontiguousarray(stack, dtype=float))
+        new.scales = self.scales.copy()
+        new._train_diag = self._train_diag
+        new._factors, new._eig = {}, {}
+        return new
+
+    @property
+    def traces(self) -> np.ndarray:
+        """Traces :math:`\\operatorname{Tr} K_m`, shape (M,)."""
+        return np.einsum("mii->m", self.K)
+
+    def combined(self, weights: np.ndarray) -> np.ndarray:
+        """:math:`K_\\mu = \\sum_m \\mu_m K_m`, one tensordot over the stack."""
+        return np.tensordot(np.asarray(weights, dtype=float), self.K, axes=1)
+
+    def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
+        """:math:`s_m = c^\\top K_m c` for all m (``coef = y * alpha``).
+
+        Restricted to the non-zero entries of ``coef`` (support vectors).
+        """
+        return quadratic_terms(self.K, coef, self.symmetric)[0]
+
+    # --------------------------------------------------------------- factors
+    def eig(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """Full eigendecomposition of kernel ``m`` (ascending), cached."""
+        if m not in self._eig:
+            self._eig[m] = eigh(self.K[m])
+        return self._eig[m]
+
+    def factor(self, m: int, rank_tol: float = 1e-12) -> np.ndarray:
+        """Rank-revealing factor :math:`L_m` with :math:`K_m \\approx L_m L_m^\\top`.
+
+        Eigenvalues below ``rank_tol`` times the largest one are dropped, so
+        ``L_m`` has ``r_m`` = numerical-rank columns. Cached.
+        """
+        self._require_psd("factor")
+        if m not in self._factors:
+            vals, vecs = self.eig(m)
+            keep = vals > rank_tol * max(vals[-1], 1e-300)
+            self._factors[m] = np.ascontiguousarray(
+                vecs[:, keep][:, ::-1] * np.sqrt(vals[keep][::-1]))
+        return self._factors[m]
+
+    def combined_factor(self, weights: np.ndarray, rank_tol: float = 1e-12) -> np.ndarray:
+        """Rank-revealing factor of :math:`K_\\mu = \\sum_m \\mu_m K_m` (not cached)."""
+        self._require_psd("combined_factor")
+        vals, vecs = eigh(self.combined(weights))
+        keep = vals > rank_tol * max(vals[-1], 1e-300)
+        return np.ascontiguousarray(vecs[:, keep] * np.sqrt(vals[keep]))
+
+    def factors(self) -> list[np.ndarray]:
+        """All factors :math:`L_1, \\dots, L_M`."""
+        return [self.factor(m) for m in range(self.M)]
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """Numerical ranks :math:`r_m` of the factors."""
+        return np.array([self.factor(m).shape[1] for m in range(self.M)])
+
+    def _require_psd(self, what: str) -> None:
+        if not self.psd:
+            raise NotPSDError(
+                f"{what} needs positive semidefinite kernels, but this KernelSet "
+                "was built with psd=False. Build it with psd=True (the default) "
+                "or use the 'vkr_lp' formulation, which accepts indefinite kernels."
+            )
+
+    # ------------------------------------------------------------ tail sums
+    def tail_sums(self, theta: int) -> np.ndarray:
+        """Tail sums :math:`\\tau_m = \\sum_{j>\\theta} \\lambda_j(K_m)`, shape (M,)."""
+        self._require_psd("tail sums")
+        return np.array([tail_sum(self.K[m], theta) for m in range(self.M)])
+
+    def checked_tail_sums(self, theta: int) -> np.ndarray:
+        """:meth:`tail_sums`, raising :class:`RankError` naming every kernel of rank <= theta.
+
+        Such a kernel has a tail sum of ~0 (below 1e-10 of its trace): it can be
+        neither tail-sum normalized nor bounded by a tail-sum constraint.
+        """
+        tails = self.tail_sums(theta)
+        bad = [m for m in range(self.M) if not tails[m] > 1e-10 * max(self.traces[m], 1e-300)]
+        if bad:
+            raise RankError(
+                "tail sum is ~0 (rank <= theta) for kernel(s) "
+                + ", ".join(f"'{self.names[m]}' (rank {self._rank_hint(m)})" for m in bad)
+                + f"; choose theta smaller than their rank (theta={theta}), or drop them.")
+        return tails
+
+    # ------------------------------------------------------------ alignment
+    def centered_alignment(self, y: np.ndarray | None = None) -> np.ndarray:
+        """Pairwise centered alignments.
+
+        .. math:: \\rho(K, K') = \\frac{\\langle K^c, K'^c \\rangle_F}
+                  {\\|K^c\\|_F \\|K'^c\\|_F},\\quad K^c = H K H,\\ H = I - \\tfrac1n 11^\\top
+
+        Returns the (M, M) matrix; with labels ``y`` returns instead the
+        alignment of each kernel with the target kernel :math:`yy^\\top`, shape (M,).
+        """
+        centered = self.K - self.K.mean(axis=1, keepdims=True)
+        centered = centered - centered.mean(axis=2, keepdims=True)
+        flat = centered.reshape(self.M, -1)
+        norms = np.linalg.norm(flat, axis=1)
+        if y is not None:
+            y = np.asarray(y, dtype=float)
+            yc = y - y.mean()
+            target = np.outer(yc, yc).ravel()
+            return flat @ target / (norms * np.linalg.norm(target))
+        gram = flat @ flat.T
+        return gram / np.outer(norms, norms)

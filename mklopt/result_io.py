@@ -1,0 +1,160 @@
+"""Saving and loading results (``.npz``), and the kernel fingerprint that guards re-certification.
+
+A saved result holds everything needed to re-certify it and to predict with
+it: weights, alpha, bias, C, the weight set (a registered regularizer and its
+parameters), loss, formulation/driver, status, the certificate's values, the
+history and a fingerprint of the training kernels and labels. The file is
+written atomically (a temporary file in the same folder, then ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .exceptions import InvalidInputError
+
+__all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write"]
+
+FORMAT = "mklopt-result-1"
+_SKETCH_COLUMNS = 3
+
+
+def kernel_fingerprint(kernels, y_pm: np.ndarray) -> dict:
+    """A sketch of the kernels and labels: :math:`W^\\top K_m W` for a fixed random :math:`W`.
+
+    One pass over the stack (``K @ W`` with 3 columns); any material change
+    of a kernel changes the sketch with probability one. Labels are hashed.
+    """
+    W = np.random.default_rng(20261123).standard_normal((kernels.n, _SKETCH_COLUMNS))
+    sketch = np.einsum("ia,mij,jb->mab", W, kernels.K, W, optimize=True)
+    labels = hashlib.sha256(np.asarray(y_pm > 0, dtype=np.uint8).tobytes()).hexdigest()
+    return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
+            "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names)}
+
+
+def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str = "the result") -> None:
+    """Raise :class:`InvalidInputError` unless ``kernels``/labels are the ones ``saved`` describes."""
+    if not saved:
+        return
+    if (saved["M"], saved["n"]) != (kernels.M, kernels.n):
+        raise InvalidInputError(
+            f"{where} was computed on {saved['M']} kernels over {saved['n']} points, but these "
+            f"kernels are {kernels.M} over {kernels.n}; certify it against its own kernels.")
+    now = kernel_fingerprint(kernels, y_pm)
+    if now["labels"] != saved["labels"]:
+        raise InvalidInputError(f"{where} was computed with other labels y than these.")
+    old, new = np.asarray(saved["sketch"]), np.asarray(now["sketch"])
+    scale = np.maximum(np.abs(old).max(axis=1), 1e-300)
+    off = np.abs(old - new).max(axis=1) / scale
+    bad = [kernels.names[m] for m in np.flatnonzero(off > 1e-8)]
+    if bad:
+        raise InvalidInputError(
+            f"{where} was computed on other kernels: {bad} differ (relative change up to "
+            f"{off.max():.2g}); normalize them as they were when it was solved.")
+
+
+def atomic_write(path, write, suffixes: tuple[str, ...]) -> None:
+    """Call ``write(handle)`` on a temporary file next to ``path``, then rename it into place.
+
+    Raises :class:`InvalidInputError` before writing anything if the folder
+    does not exist or the suffix is not one of ``suffixes``.
+    """
+    target = Path(path)
+    if target.suffix.lower() not in suffixes:
+        raise InvalidInputError(f"output file must end in {' or '.join(suffixes)}, got {str(path)!r}.")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InvalidInputError(f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist.")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp creates 0600; give the usual permissions
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _meta(result) -> dict:
+    from .result import _jsonable
+
+    reg = result.regularizer
+    spec = reg.to_spec() if reg is not None else None
+    return _jsonable({
+        "format": FORMAT, "bias": float(result.bias), "primal": result.primal,
+        "dual": result.dual, "gap": result.gap, "rel_gap": result.rel_gap,
+        "status": result.status, "iterations": int(result.iterations),
+        "backend": result.backend, "formulation": result.formulation,
+        "solve_time": float(result.solve_time), "message": result.message,
+        "C": result.C, "regularizer": spec, "regularizer_repr": repr(reg), "loss": result.loss,
+        "fingerprint": result.fingerprint, "kernel_names": result.kernel_names,
+        "history": result.history,
+        "info": {k: v for k, v in result.info.items() if isinstance(v, (int, float, str, bool))},
+    })
+
+
+def save_result(result, path) -> None:
+    """Write ``result`` to ``path`` (``.npz``) atomically."""
+    arrays = {"weights": np.asarray(result.weights, dtype=float),
+              "alpha": np.asarray(result.alpha, dtype=float),
+              "meta": np.frombuffer(json.dumps(_meta(result)).encode(), dtype=np.uint8)}
+    if result.dual_coef is not None:
+        arrays["dual_coef"] = np.asarray(result.dual_coef, dtype=float)
+    if result.classes is not None:
+        arrays["classes"] = np.asarray(result.classes)
+    atomic_write(path, lambda handle: np.savez(handle, **arrays), (".npz",))
+
+
+def _float(value) -> float:
+    return float(value) if not isinstance(value, str) else float(value.replace("Infinity", "inf"))
+
+
+def load_result(path):
+    """Read a result written by :func:`save_result`."""
+    from .regularizers import from_spec
+    from .result import MKLResult
+
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except FileNotFoundError:
+        raise InvalidInputError(f"no such file: {str(path)!r}.") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise InvalidInputError(f"{str(path)!r} is not a readable .npz file ({exc}).") from None
+    if "meta" not in arrays or not {"weights", "alpha"} <= set(arrays):
+        raise InvalidInputError(
+            f"{str(path)!r} is not a saved mklopt result (no 'meta', 'weights' or 'alpha'); "
+            "write one with MKLResult.save or 'mklopt solve --out FILE.npz'.")
+    try:
+        meta = json.loads(arrays["meta"].tobytes().decode())
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}")
+        reg = from_spec(meta["regularizer"]) if meta.get("regularizer") else None
+        result = MKLResult(
+            weights=arrays["weights"], alpha=arrays["alpha"], bias=_float(meta["bias"]),
+            primal=_float(meta["primal"]), dual=_float(meta["dual"]), gap=_float(meta["gap"]),
+            rel_gap=_float(meta["rel_gap"]), status=meta["status"],
+            iterations=meta["iterations"], history=meta["history"], backend=meta["backend"],
+            formulation=meta["formulation"], solve_time=meta["solve_time"],
+            dual_coef=arrays.get("dual_coef"), classes=arrays.get("classes"),
+            kernel_names=meta["kernel_names"], message=meta["message"], info=meta["info"],
+            C=meta["C"], regularizer=reg, fingerprint=meta["fingerprint"], loss=meta["loss"])
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
+    for record in result.history:
+        if isinstance(record.get("weights"), list):
+            record["weights"] = np.asarray(record["weights"], dtype=float)
+    result.info["regularizer_repr"] = meta.get("regularizer_repr")
+    return result

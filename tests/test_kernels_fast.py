@@ -1,0 +1,176 @@
+"""Issue 12/11: a valid stack is used in place; cheap PSD screen; kernel inputs users pass."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.metrics.pairwise import rbf_kernel
+
+import mklopt
+from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
+from mklopt.kernels import quadratic_terms
+from mklopt.kernels._psd import lanczos_extremes
+from mklopt.kernels._stack import max_asymmetry
+
+
+def rbf_stack(n: int = 300, M: int = 3) -> np.ndarray:
+    X, _ = load_digits(return_X_y=True)
+    X = X[:n] / 16.0
+    return np.stack([rbf_kernel(X, gamma=g) for g in np.logspace(-2, 0, M)])
+
+
+def with_eigenvalue(K: np.ndarray, value: float) -> np.ndarray:
+    """``K`` with its smallest eigenvalue replaced by ``value`` (exactly symmetric)."""
+    vals, vecs = np.linalg.eigh(K)
+    vals[0] = value
+    out = (vecs * vals) @ vecs.T
+    return 0.5 * (out + out.T)
+
+
+@pytest.fixture(scope="module")
+def stack() -> np.ndarray:
+    return rbf_stack()
+
+
+# ------------------------------------------------------------------ no copies
+def test_valid_float64_stack_is_used_in_place(stack):
+    before = stack.copy()
+    ks = mklopt.KernelSet(stack)
+    assert np.shares_memory(ks.K, stack)
+    assert not ks.K.flags.writeable
+    assert stack.flags.writeable  # the user's array keeps its flags
+    np.testing.assert_array_equal(stack, before)
+
+
+def test_single_kernel_is_used_in_place(stack):
+    K = np.ascontiguousarray(stack[0])
+    assert np.shares_memory(mklopt.KernelSet(K).K, K)
+
+
+@pytest.mark.parametrize("convert", [lambda s: s.astype(np.float32), lambda s: np.asfortranarray(s),
+                                     lambda s: list(s)], ids=["float32", "fortran", "list"])
+def test_other_inputs_are_copied_once_into_float64(stack, convert):
+    given = convert(stack)
+    ks = mklopt.KernelSet(given)
+    assert ks.K.dtype == np.float64 and ks.K.flags.c_contiguous
+    np.testing.assert_allclose(ks.K, stack, rtol=1e-6)
+
+
+def test_slightly_asymmetric_kernel_is_symmetrized_in_a_copy(stack):
+    noisy = stack.copy()
+    noisy[0, 0, 1] += 1e-12
+    before = noisy.copy()
+    ks = mklopt.KernelSet(noisy)
+    assert not np.shares_memory(ks.K, noisy)
+    np.testing.assert_array_equal(ks.K[0], ks.K[0].T)
+    np.testing.assert_array_equal(ks.K[1:], stack[1:])
+    np.testing.assert_array_equal(noisy, before)
+
+
+def test_normalization_makes_one_new_stack(stack):
+    ks = mklopt.KernelSet(stack)
+    for method in ("trace", "spherical"):
+        out = ks.normalized(method)
+        assert not np.shares_memory(out.K, stack) and not out.K.flags.writeable
+
+
+def test_blockwise_asymmetry_matches_the_dense_one():
+    rng = np.random.default_rng(0)
+    K = rng.standard_normal((600, 600))
+    assert max_asymmetry(K, tile=256) == pytest.approx(np.max(np.abs(K - K.T)), rel=0)
+
+
+# ------------------------------------------------------------------ PSD screen
+def test_lanczos_bounds_the_spectrum(stack):
+    lo, hi = lanczos_extremes(stack[1])
+    vals = np.linalg.eigvalsh(stack[1])
+    assert vals[0] - 1e-12 <= lo and hi <= vals[-1] * (1 + 1e-12)
+    assert hi == pytest.approx(vals[-1], rel=1e-8)
+
+
+@pytest.mark.parametrize("check", ["lanczos", "full"])
+def test_screen_catches_a_small_negative_eigenvalue(stack, check):
+    K = stack[0]
+    top = np.linalg.eigvalsh(K)[-1]
+    with pytest.raises(NotPSDError, match="not positive semidefinite"):
+        mklopt.KernelSet(with_eigenvalue(K, -1e-3 * top), psd_check=check)
+
+
+def test_full_check_matches_the_screen(stack):
+    K = stack[2]
+    top = np.linalg.eigvalsh(K)[-1]
+    clipped = with_eigenvalue(K, -5e-9 * top)
+    results = {}
+    for check in ("lanczos", "full"):
+        assert np.shares_memory(mklopt.KernelSet(stack, psd_check=check).K, stack)
+        with pytest.raises(NotPSDError):
+            mklopt.KernelSet(with_eigenvalue(K, -0.1 * top), psd_check=check)
+        with pytest.warns(MKLWarning, match="clipped"):
+            results[check] = mklopt.KernelSet(clipped, psd_check=check)
+    np.testing.assert_allclose(results["lanczos"].K, results["full"].K, rtol=0, atol=1e-12 * top)
+
+
+def test_unknown_psd_check(stack):
+    with pytest.raises(KernelError, match="psd_check"):
+        mklopt.KernelSet(stack, psd_check="cholesky")
+
+
+def test_float32_low_rank_psd_kernel_is_accepted():
+    G = np.random.default_rng(0).standard_normal((400, 5))
+    K = (G @ G.T).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ks = mklopt.KernelSet(K)
+    np.testing.assert_allclose(ks.K[0], K, rtol=0, atol=1e-5 * np.abs(K).max())
+
+
+# ---------------------------------------------------------------- bad inputs
+def test_complex_kernels_are_rejected(stack):
+    with pytest.raises(KernelError, match="complex"):
+        mklopt.KernelSet(stack[0] + 1j * 1e-3)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_entries_are_rejected_without_copy(stack, bad):
+    broken = stack.copy()
+    broken[1, 3, 4] = bad
+    with pytest.raises(KernelError, match="NaN or infinite"):
+        mklopt.KernelSet(broken)
+
+
+def test_asymmetric_kernel_is_rejected(stack):
+    broken = stack.copy()
+    broken[0, 0, 5] += 0.1
+    with pytest.raises(KernelError, match="not symmetric"):
+        mklopt.KernelSet(broken)
+
+
+@pytest.mark.parametrize("bad", ["abc", [["a", "b"], ["c", "d"]], None, {"K": 1}])
+def test_non_numeric_kernels_are_rejected(bad):
+    with pytest.raises(KernelError, match="numeric"):
+        mklopt.KernelSet(bad)
+
+
+def test_huge_kernels_are_rejected_before_any_solver(stack):
+    with pytest.raises(KernelError, match="rescale"):
+        mklopt.KernelSet(stack * 1e150)
+
+
+def test_dataframes_are_accepted(stack):
+    pd = pytest.importorskip("pandas")
+    frames = [pd.DataFrame(K) for K in stack]
+    np.testing.assert_array_equal(mklopt.KernelSet(frames[0]).K[0], stack[0])
+    np.testing.assert_array_equal(mklopt.KernelSet(frames).K, stack)
+
+
+# ------------------------------------------------------------ quadratic terms
+@pytest.mark.parametrize("support", [0.05, 0.5, 1.0])
+def test_quadratic_terms_match_dense_products(stack, support):
+    rng = np.random.default_rng(1)
+    coef = rng.standard_normal(stack.shape[1]) * (rng.random(stack.shape[1]) < support)
+    s, Kc = quadratic_terms(stack, coef)
+    np.testing.assert_allclose(Kc, np.einsum("mij,j->mi", stack, coef), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s, np.einsum("i,mij,j->m", coef, stack, coef), rtol=1e-10)
