@@ -13,6 +13,7 @@ import numpy as np
 
 from .exceptions import InvalidInputError
 from .kernels import KernelSet
+from .kernels.spectra import check_theta
 
 __all__ = ["check_labels", "check_C", "check_tol", "check_max_iter", "check_time_limit",
            "check_theta", "check_vector", "as_kernel_set"]
@@ -91,19 +92,6 @@ def check_time_limit(time_limit) -> float | None:
         raise InvalidInputError(f"time_limit must be None or a positive finite number of seconds, "
                                 f"got {time_limit!r}.")
     return value
-
-
-def check_theta(theta, n: int | None = None) -> int:
-    """Tail-sum cutoff: an integer in ``[0, n)``."""
-    if isinstance(theta, (bool, np.bool_)) or not isinstance(theta, numbers.Real) \
-            or not (math.isfinite(theta) and float(theta).is_integer()):
-        raise InvalidInputError(f"theta must be a non-negative integer (a number of eigenvalues), "
-                                f"got {theta!r}.")
-    theta = int(theta)
-    upper = f"[0, {n - 1}]" if n is not None else "[0, n - 1]"
-    if theta < 0 or (n is not None and theta >= n):
-        raise InvalidInputError(f"theta must be an integer in {upper}, got {theta}.")
-    return theta
 
 
 def as_kernel_set(kernels, **kwargs) -> KernelSet:

@@ -164,7 +164,53 @@ def test_dca_driver(cancer):
 
 
 def test_vkr_classifier_exported():
-    from mklopt._vkr_estimator import VKRClassifier
+    from mklopt.estimators.vkr import VKRClassifier
 
     assert mklopt.VKRClassifier is VKRClassifier
     assert "VKRClassifier" in mklopt.__all__
+
+
+# ------------------------------------------------------------------ issue 12: fast default
+@pytest.fixture(scope="module")
+def digits_odd_even():
+    from sklearn.datasets import load_digits
+
+    X, digit = load_digits(return_X_y=True)
+    X, y = X[:500] / 16.0, np.where(digit[:500] % 2 == 1, 1, -1)
+    return X[:400], X[400:], y[:400], y[400:]
+
+
+@pytest.mark.parametrize("n, p, expected", [(150, 1.0, "exact"), (400, 1.0, "cutting_plane"),
+                                            (400, 4 / 3, "wrapper")])
+def test_auto_driver_is_exact_only_on_small_problems(digits_odd_even, n, p, expected):
+    X_tr, _, y_tr, _ = digits_odd_even
+    clf = MKLClassifier(kernels=SPECS, p=p).fit(X_tr[:n], y_tr[:n])
+    assert clf.driver == "auto" and clf.driver_ == expected
+    tol = 1e-4 if expected != "exact" else 1e-6  # exact: certified at max(100 tol, 1e-9)
+    assert clf.result_.rel_gap <= tol and clf.result_.status in ("optimal", "converged")
+
+
+def test_auto_matches_the_exact_optimum(digits_odd_even):
+    """The loop chosen by "auto" reaches the exact solve's optimum to its certified gap."""
+    X_tr, _, y_tr, _ = digits_odd_even
+    auto = MKLClassifier(kernels=SPECS, p=4 / 3).fit(X_tr, y_tr)
+    exact = MKLClassifier(kernels=SPECS, p=4 / 3, driver="exact").fit(X_tr, y_tr)
+    assert auto.result_.dual <= exact.result_.primal + 1e-9 * abs(exact.result_.primal)
+    assert exact.result_.dual <= auto.result_.primal + 1e-9 * abs(auto.result_.primal)
+    assert abs(auto.result_.primal - exact.result_.primal) <= 1e-4 * abs(exact.result_.primal)
+
+
+@pytest.mark.parametrize("normalization", ["multiplicative", "trace", "spherical"])
+def test_prediction_needs_only_the_support_vectors(digits_odd_even, normalization):
+    """No training kernel stack is kept; decisions equal the result's on the full kernels."""
+    X_tr, X_te, y_tr, _ = digits_odd_even
+    clf = MKLClassifier(kernels=SPECS, p=2.0, normalization=normalization).fit(X_tr, y_tr)
+    M, n = len(SPECS), len(y_tr)
+    for value in vars(clf).values():
+        assert not (isinstance(value, np.ndarray) and value.size >= M * n * n)
+    assert clf.support_vectors_.shape == (clf.support_.size, X_tr.shape[1]) and clf.support_.size < n
+    ks = KernelSet.from_data(X_tr, SPECS).normalized(normalization)
+    diag = np.einsum("mii->mi", kernel_stack(X_te, SPECS)) if normalization == "spherical" else None
+    T = ks.transform_test(kernel_stack(X_te, SPECS, X_tr), test_diag=diag)
+    np.testing.assert_allclose(clf.decision_function(X_te), clf.result_.decision_function(T),
+                               rtol=1e-10, atol=1e-10)

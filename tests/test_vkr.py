@@ -23,7 +23,7 @@ from sklearn.preprocessing import StandardScaler
 
 import mklopt
 from mklopt import backends as bk
-from mklopt._vkr_estimator import VKRClassifier
+from mklopt.estimators.vkr import VKRClassifier
 from mklopt.api import gap_tolerance
 from mklopt.drivers.vkr_cd import exact_line_search
 from mklopt.exceptions import InvalidInputError, KernelError, NotPSDError, SolverError

@@ -34,6 +34,7 @@ import numpy as np
 from .._validation import as_kernel_set
 from ..exceptions import FormulationError, InvalidInputError, RankError
 from ..kernels import KernelSet, top_eigenvalues
+from ..kernels.spectra import check_theta
 from ..regularizers import L1, LpBall, WeightedL1
 from . import qcqp_l1
 from ._base import Formulation, MKLData, Model
@@ -60,27 +61,6 @@ class TailLinearization(NamedTuple):
 
     v: np.ndarray
     g: float
-
-
-def check_theta(theta, n: int) -> int:
-    """Validate a tail-sum cutoff :math:`0 \\le \\theta < n`.
-
-    Raises
-    ------
-    InvalidInputError
-        If ``theta`` is not a nonnegative integer.
-    RankError
-        If :math:`\\theta \\ge n` (every tail sum is then 0).
-    """
-    if isinstance(theta, bool) or not isinstance(theta, (int, np.integer)):
-        raise InvalidInputError(f"tail-sum cutoff theta must be an integer >= 0, got {theta!r}.")
-    if theta < 0:
-        raise InvalidInputError(f"tail-sum cutoff theta must be >= 0, got {theta}.")
-    if theta >= n:
-        raise RankError(
-            f"tail-sum cutoff theta={theta} leaves no eigenvalues of the {n} x {n} kernels; "
-            f"choose theta < {n} (typically 1 to 16).")
-    return int(theta)
 
 
 def check_weights(weights, M: int, what: str = "weights0") -> np.ndarray:

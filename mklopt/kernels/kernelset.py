@@ -21,7 +21,7 @@ from ._psd import check_psd, clip
 from ._stack import as_stack, check_names, scan_stack, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name
 from .products import quadratic_terms
-from .spectra import eigh, tail_sum
+from .spectra import check_theta, eigh, tail_sum
 
 __all__ = ["KernelSet"]
 
@@ -242,6 +242,7 @@ class KernelSet(_Normalizing):
     # ------------------------------------------------------------ tail sums
     def tail_sums(self, theta: int) -> np.ndarray:
         """Tail sums :math:`\\tau_m = \\sum_{j>\\theta} \\lambda_j(K_m)`, shape (M,)."""
+        theta = check_theta(theta, self.n + 1)
         self._require_psd("tail sums")
         return np.array([tail_sum(self.K[m], theta) for m in range(self.M)])
 

@@ -6,9 +6,9 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence
 
-from ..exceptions import RankError
+from ..exceptions import InvalidInputError, RankError
 
-__all__ = ["tail_sum", "top_eigenvalues", "eigh"]
+__all__ = ["check_theta", "tail_sum", "top_eigenvalues", "eigh"]
 
 
 def _eigsh():
@@ -18,6 +18,29 @@ def _eigsh():
     """
     from . import eigsh
     return eigsh
+
+
+def check_theta(theta, n: int) -> int:
+    """Validate a tail-sum cutoff :math:`0 \\le \\theta < n` (an integer; ``2.0`` is accepted).
+
+    Raises
+    ------
+    InvalidInputError
+        If ``theta`` is not a nonnegative integer.
+    RankError
+        If :math:`\\theta \\ge n` (every tail sum is then 0).
+    """
+    integral = isinstance(theta, (int, np.integer)) or (
+        isinstance(theta, (float, np.floating)) and np.isfinite(theta) and float(theta).is_integer())
+    if isinstance(theta, (bool, np.bool_)) or not integral:
+        raise InvalidInputError(f"tail-sum cutoff theta must be an integer >= 0, got {theta!r}.")
+    if theta < 0:
+        raise InvalidInputError(f"tail-sum cutoff theta must be >= 0, got {theta}.")
+    if theta >= n:
+        raise RankError(
+            f"tail-sum cutoff theta={theta} leaves no eigenvalues of the {n} x {n} kernels; "
+            f"choose theta < {n} (typically 1 to 16).")
+    return int(theta)
 
 
 def tail_sum(K: np.ndarray, theta: int) -> float:
@@ -31,9 +54,7 @@ def tail_sum(K: np.ndarray, theta: int) -> float:
     ``subset_by_index`` otherwise.
     """
     n = K.shape[0]
-    theta = int(theta)
-    if theta < 0:
-        raise RankError(f"tail-sum cutoff theta must be >= 0, got {theta}.")
+    theta = check_theta(theta, n + 1)  # theta = n is allowed here: the tail sum is 0
     trace = float(np.trace(K))
     if theta == 0:
         return trace

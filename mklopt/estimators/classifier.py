@@ -1,13 +1,12 @@
-"""scikit-learn estimators: multiple kernel learning with kernels as hyperparameters.
+"""scikit-learn estimator for multiple kernel learning: :class:`MKLClassifier`.
 
-:class:`MKLClassifier` takes kernel *specifications* (``("rbf", {"gamma": 0.1})``,
-``"linear"``, a callable ``k(X, Y)``) instead of kernel matrices, so ``X``
-stays an ordinary 2-D feature array and the estimator works in
+It takes kernel *specifications* (``("rbf", {"gamma": 0.1})``, ``"linear"``,
+a callable ``k(X, Y)``) instead of kernel matrices, so ``X`` stays an
+ordinary 2-D feature array and the estimator works in
 :class:`~sklearn.model_selection.GridSearchCV` and
 :class:`~sklearn.pipeline.Pipeline`. Training kernels are built with
-:meth:`mklopt.KernelSet.from_data` and normalized; test kernels with
-:func:`mklopt.kernel_stack` against the training points and
-:meth:`mklopt.KernelSet.transform_test` (the same normalization).
+:meth:`mklopt.KernelSet.from_data` and normalized; test kernels are evaluated
+against the support vectors only, with the training normalization.
 
 Throughout, **p is the weight norm** :math:`\\|\\mu\\|_p \\le 1` (block norm
 :math:`b = 2p/(p+1)`), as in :func:`mklopt.solve`.
@@ -26,98 +25,25 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .api import fit as _fit_loop
-from .api import solve as _solve_exact
-from .exceptions import InvalidInputError
-from .kernels import NORMALIZATIONS, KernelSet, kernel_stack
-from .regularizers import Regularizer, as_regularizer
-from .result import MKLResult
+from ..api import fit as _fit_loop
+from ..api import solve as _solve_exact
+from .._validation import check_C, check_max_iter, check_tol
+from ..exceptions import InvalidInputError
+from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
+from ..regularizers import LpBall, Regularizer, as_regularizer
+from ..result import MKLResult
+from .kernel_specs import diagonals, resolve_kernel_specs
 
-from ._vkr_estimator import VKRClassifier
-
-__all__ = ["MKLClassifier", "VKRClassifier", "default_kernels", "resolve_kernel_specs"]
+__all__ = ["MKLClassifier"]
 
 #: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
 EXACT = "exact"
+#: The default: the exact solve on small problems, an outer loop otherwise.
+AUTO = "auto"
+#: Largest number of training points for which ``driver="auto"`` solves exactly.
+AUTO_EXACT_MAX_N = 200
 #: Stop reasons of the outer loops that mean "not converged".
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
-
-
-def default_kernels(gamma: float) -> list[tuple[str, dict]]:
-    """The default kernel set: linear, quadratic and three Gaussian widths.
-
-    Parameters
-    ----------
-    gamma : float
-        Reference RBF width, by default scikit-learn's ``"scale"`` heuristic
-        :math:`1 / (d \\cdot \\operatorname{Var}(X))`.
-
-    Returns
-    -------
-    list of (name, params)
-        ``linear``, ``poly`` (degree 2, ``coef0=1``) and ``rbf`` with
-        ``gamma / 10``, ``gamma`` and ``10 * gamma``.
-    """
-    return [("linear", {}),
-            ("poly", {"degree": 2, "gamma": gamma, "coef0": 1.0}),
-            ("rbf", {"gamma": gamma / 10.0}),
-            ("rbf", {"gamma": gamma}),
-            ("rbf", {"gamma": gamma * 10.0})]
-
-
-def _scale_gamma(X: np.ndarray) -> float:
-    var = float(X.var()) if X.size else 0.0
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-
-
-def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray) -> list:
-    """Kernel specs with data-dependent values filled in.
-
-    ``None`` gives :func:`default_kernels`; a ``"gamma": "scale"`` entry in a
-    spec's parameters becomes :math:`1 / (d \\cdot \\operatorname{Var}(X))`.
-
-    Parameters
-    ----------
-    kernels : sequence of specs or None
-        Metric names, ``(name, params)`` pairs or callables ``k(X, Y)``.
-    X : ndarray of shape (n_samples, n_features)
-        Training features.
-
-    Returns
-    -------
-    list
-        Specs accepted by :func:`mklopt.kernel_stack`.
-    """
-    gamma = _scale_gamma(X)
-    if kernels is None:
-        return default_kernels(gamma)
-    if isinstance(kernels, str) or callable(kernels) or _is_pair(kernels):
-        kernels = [kernels]
-    specs = list(kernels)
-    if not specs:
-        raise InvalidInputError("kernels is empty; give at least one spec, e.g. [('rbf', {'gamma': 0.1})].")
-    return [_resolve_one(spec, gamma) for spec in specs]
-
-
-def _is_pair(spec: Any) -> bool:
-    """``(name, params)``: one kernel spec rather than a sequence of specs."""
-    return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict)
-
-
-def _resolve_one(spec: Any, gamma: float) -> Any:
-    if _is_pair(spec):
-        params = {k: (gamma if k == "gamma" and v == "scale" else v) for k, v in spec[1].items()}
-        return (spec[0], params)
-    return spec
-
-
-def _diagonals(X: np.ndarray, specs: Sequence[Any], chunk: int = 256) -> np.ndarray:
-    """:math:`K_m(x_i, x_i)` for every spec and row, shape (M, n) (chunked, any spec)."""
-    out = np.empty((len(specs), X.shape[0]))
-    for start in range(0, X.shape[0], chunk):
-        rows = X[start:start + chunk]
-        out[:, start:start + chunk] = np.einsum("mii->mi", kernel_stack(rows, specs))
-    return out
 
 
 class MKLClassifier(ClassifierMixin, BaseEstimator):
@@ -160,7 +86,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         ``constraints(mu)`` becomes a :class:`mklopt.ConstraintSet`.
     C : float, default=1.0
         Soft-margin constant, > 0.
-    driver : str, default="exact"
+    driver : str, default="auto"
+        ``"auto"``: ``"exact"`` for at most 200 training points, otherwise the
+        cutting plane for the ℓ1 ball (p = 1) and the wrapper for every other
+        weight set (the interior-point solve grows as :math:`n^3` and took
+        400 s on 1000 digits where the wrapper takes about a second).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
         or ``"lp_primal"`` when Θ has no closed-form support function.
         ``"wrapper"``, ``"cutting_plane"``, ``"dca"`` (when installed) or any
@@ -201,10 +131,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     kernel_specs_ : list
         The kernel specs used (defaults and ``"scale"`` resolved).
     kernel_names_ : list of str
-    kernel_set_ : KernelSet
-        The normalized training kernels (used to normalize test kernels).
-    X_fit_ : ndarray of shape (n_samples, n_features)
-        Training features (test kernels are evaluated against them).
+    driver_ : str
+        The driver that was run (``"auto"`` resolved).
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Training features of ``support_``: test kernels are evaluated against
+        them only (the training kernels are not kept).
     n_features_in_ : int
     feature_names_in_ : ndarray
         Only when ``X`` has string column names.
@@ -230,7 +161,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernels: Sequence[Any] | None = None, normalization: str | None = "multiplicative",
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
-                 C: float = 1.0, driver: str = EXACT, backend: str | None = None,
+                 C: float = 1.0, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None) -> None:
         self.kernels = kernels
         self.normalization = normalization
@@ -265,27 +196,39 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             raise InvalidInputError(
                 f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_[0]!r}).")
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
-        self.kernel_set_ = self._training_kernels(X)
-        self.kernel_names_ = list(self.kernel_set_.names)
-        self.X_fit_ = X
+        kernel_set = self._training_kernels(X)
+        self.kernel_names_ = list(kernel_set.names)
+        self.driver_ = self._resolve_driver(kernel_set.n)
         if self.classes_.size == 2:
-            results = [self._fit_binary(y)]
+            results = [self._fit_binary(kernel_set, y)]
         else:
-            results = [self._fit_binary(np.where(y == c, 1.0, -1.0)) for c in self.classes_]
-        self._store(results)
+            results = [self._fit_binary(kernel_set, np.where(y == c, 1.0, -1.0))
+                       for c in self.classes_]
+        self._store(results, kernel_set, X)
         return self
+
+    def _resolve_driver(self, n: int) -> str:
+        if self.driver != AUTO:
+            return self.driver
+        if n <= AUTO_EXACT_MAX_N:
+            return EXACT
+        reg = as_regularizer(self.regularizer, self.p)
+        return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
 
     def _check_params(self) -> None:
         if self.normalization is not None and self.normalization not in NORMALIZATIONS:
             raise InvalidInputError(
                 f"normalization must be None or one of {NORMALIZATIONS}, got {self.normalization!r}.")
-        drivers = _driver_names()
+        drivers = [AUTO, *_driver_names()]
         if self.driver not in drivers:
             raise InvalidInputError(f"driver must be one of {drivers}, got {self.driver!r}.")
         if not (isinstance(self.theta, numbers.Integral) and self.theta >= 0):
             raise InvalidInputError(f"theta must be an integer >= 0, got {self.theta!r}.")
-        if self.tol is not None and not (isinstance(self.tol, numbers.Real) and self.tol > 0):
-            raise InvalidInputError(f"tol must be a positive number or None, got {self.tol!r}.")
+        if self.tol is not None:
+            check_tol(self.tol)
+        if self.max_iter is not None:
+            check_max_iter(self.max_iter)
+        check_C(self.C)
         as_regularizer(self.regularizer, self.p)  # validates p and the regularizer type
 
     def _training_kernels(self, X: np.ndarray) -> KernelSet:
@@ -293,32 +236,36 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if self.normalization is None:
             return ks
         theta = self.theta if self.normalization == "tail_sum" else None
-        ks = ks.normalized(self.normalization, theta=theta)
-        return ks[:]  # a copy without the eigendecomposition caches (smaller pickles)
+        return ks.normalized(self.normalization, theta=theta)
 
-    def _fit_binary(self, y: np.ndarray) -> MKLResult:
-        """Solve one two-class MKL problem on ``kernel_set_``."""
+    def _fit_binary(self, kernel_set: KernelSet, y: np.ndarray) -> MKLResult:
+        """Solve one two-class MKL problem on the training kernels."""
         common = dict(C=self.C, p=self.p, regularizer=self.regularizer, backend=self.backend)
-        if self.driver == EXACT:
+        if self.driver_ == EXACT:
             reg = as_regularizer(self.regularizer, self.p)
             formulation = "lp_dual" if reg.has_support_expr else "lp_primal"
             tol = 1e-8 if self.tol is None else self.tol
-            return _solve_exact(self.kernel_set_, y, formulation, tol=tol, **common)
-        extra = {"theta": self.theta} if self.driver == "dca" else {}
+            return _solve_exact(kernel_set, y, formulation, tol=tol, **common)
+        extra = {"theta": self.theta} if self.driver_ == "dca" else {}
         tol = 1e-4 if self.tol is None else self.tol
-        result = _fit_loop(self.kernel_set_, y, self.driver, tol=tol, max_iter=self.max_iter,
+        result = _fit_loop(kernel_set, y, self.driver_, tol=tol, max_iter=self.max_iter,
                            **common, **extra)
         if result.status in _NOT_CONVERGED:
             warnings.warn(
-                f"MKLClassifier: driver '{self.driver}' stopped on {result.status} with certified "
+                f"MKLClassifier: driver '{self.driver_}' stopped on {result.status} with certified "
                 f"rel_gap {result.rel_gap:.2e} > tol {tol:g}; increase max_iter or use driver='exact'.",
                 ConvergenceWarning, stacklevel=3)
         return result
 
-    def _store(self, results: list[MKLResult]) -> None:
+    def _store(self, results: list[MKLResult], kernel_set: KernelSet, X: np.ndarray) -> None:
+        """Keep what prediction needs: support vectors, their coefficients, the normalization."""
         coefs = np.array([np.asarray(r.dual_coef, dtype=float) for r in results])
-        alphas = np.array([np.asarray(r.alpha, dtype=float) for r in results])
-        self.support_ = np.flatnonzero(np.any(alphas > 1e-8 * float(self.C), axis=0))
+        self.support_ = np.flatnonzero(np.any(np.abs(coefs) > 0, axis=tuple(range(coefs.ndim - 1))))
+        self.support_vectors_ = X[self.support_]
+        self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
+        diag = kernel_set._train_diag
+        self._train_diag = None if diag is None else diag[:, self.support_].copy()
+        self._coef = coefs[..., self.support_]
         weights = np.array([np.asarray(r.weights, dtype=float) for r in results])
         iters = np.array([max(1, int(r.iterations)) for r in results])
         self.intercept_ = np.array([float(r.bias) for r in results])
@@ -330,9 +277,13 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ predict
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
-        T = kernel_stack(X, self.kernel_specs_, self.X_fit_)
-        diag = _diagonals(X, self.kernel_specs_) if self.normalization == "spherical" else None
-        return self.kernel_set_.transform_test(T, test_diag=diag)
+        """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
+        T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
+        T *= self._scales[:, None, None]
+        if self._train_diag is not None:
+            test_diag = diagonals(X, self.kernel_specs_)
+            T /= np.sqrt(test_diag[:, :, None] * self._train_diag[:, None, :])
+        return T
 
     def decision_function(self, X) -> np.ndarray:
         """Signed distance to the margin.
@@ -349,9 +300,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         T = self._test_kernels(X)
-        if isinstance(self.result_, MKLResult):
-            return self.result_.decision_function(T)
-        return np.column_stack([r.decision_function(T) for r in self.result_])
+        results = [self.result_] if isinstance(self.result_, MKLResult) else self.result_
+        scores = [_decision(T, r.weights, coef, r.bias) for r, coef in zip(results, self._coef)]
+        return scores[0] if len(scores) == 1 else np.column_stack(scores)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels.
@@ -371,6 +322,13 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
 
 def _driver_names() -> list[str]:
-    from .drivers import DRIVERS
+    from ..drivers import DRIVERS
 
     return [EXACT, *sorted(DRIVERS)]
+
+
+def _decision(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:
+    """:math:`f = \\sum_m \\mu_m T_m c + b` (or :math:`\\sum_m T_m c_m + b` for per-kernel rows)."""
+    if coef.ndim == 2:
+        return np.einsum("kij,kj->i", T, coef) + bias
+    return np.asarray(weights, dtype=float) @ np.tensordot(T, coef, axes=([2], [0])) + bias
