@@ -42,6 +42,8 @@ EXACT = "exact"
 AUTO = "auto"
 #: Largest number of training points for which ``driver="auto"`` solves exactly.
 AUTO_EXACT_MAX_N = 200
+#: Registered drivers of other problems (not MKL over a weight set).
+_VKR_DRIVERS = ("vkr_cd",)
 #: Stop reasons of the outer loops that mean "not converged".
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
 
@@ -220,6 +222,10 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             raise InvalidInputError(
                 f"normalization must be None or one of {NORMALIZATIONS}, got {self.normalization!r}.")
         drivers = [AUTO, *_driver_names()]
+        if self.driver in _VKR_DRIVERS:
+            raise InvalidInputError(
+                f"driver {self.driver!r} solves Voted Kernel Regularization, not MKL; use "
+                f"mklopt.VKRClassifier(solver='cd'), or one of {drivers}.")
         if self.driver not in drivers:
             raise InvalidInputError(f"driver must be one of {drivers}, got {self.driver!r}.")
         if not (isinstance(self.theta, numbers.Integral) and self.theta >= 0):
@@ -324,7 +330,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 def _driver_names() -> list[str]:
     from ..drivers import DRIVERS
 
-    return [EXACT, *sorted(DRIVERS)]
+    return [EXACT, *sorted(d for d in DRIVERS if d not in _VKR_DRIVERS)]
 
 
 def _decision(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from ..exceptions import InvalidInputError
 from ..regularizers import Fixed
 from ._base import Formulation, MKLData, Model, dual_box, quad_terms
 
@@ -29,6 +30,8 @@ def build(data: MKLData, weights=None, parametric: bool = False, combined: bool 
     :math:`\\sum_m r_m > n` (but on ECOS slightly less accurate).
     """
     mu0 = np.ones(data.M) if weights is None else Fixed(weights).weights
+    if mu0.size != data.M:
+        raise InvalidInputError(f"weights must have {data.M} entries (one per kernel), got {mu0.size}.")
     alpha, coef, cons = dual_box(data)
     info = {}
     if combined:

@@ -74,9 +74,22 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
     for m, spec in enumerate(specs):
-        if callable(spec):
-            out[m] = spec(X, Y)
-            continue
-        metric, params = _parse_spec(spec)
-        out[m] = pairwise_kernels(X, Y, metric=metric, **params)
+        try:
+            if callable(spec):
+                out[m] = spec(X, Y)
+            else:
+                metric, params = _parse_spec(spec)
+                out[m] = pairwise_kernels(X, Y, metric=metric, **params)
+        except KernelError:
+            raise
+        except (TypeError, ValueError) as exc:  # scikit-learn's or the user's callable
+            raise KernelError(
+                f"kernel spec {spec!r} could not be evaluated: {_first_line(exc)}. Use a metric of "
+                "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
+                "('rbf', {'gamma': 0.1}).") from None
     return out
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
