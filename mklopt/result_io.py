@@ -23,19 +23,16 @@ from .exceptions import InvalidInputError
 __all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write"]
 
 FORMAT = "mklopt-result-1"
-_SKETCH_COLUMNS = 3
 
 
 def kernel_fingerprint(kernels, y_pm: np.ndarray) -> dict:
-    """A sketch of the kernels and labels: :math:`W^\\top K_m W` for a fixed random :math:`W`.
+    """A sketch of the kernels and labels: :meth:`KernelSet.sketch` and a hash of the labels.
 
-    One pass over the stack (``K @ W`` with 3 columns); any material change
-    of a kernel changes the sketch with probability one. Labels are hashed.
+    The sketch :math:`W^\\top K_m W` (fixed random :math:`W`, 3 columns) is
+    taken while validation reads each kernel; any material change of a
+    kernel changes it with probability one.
     """
-    W = np.random.default_rng(20261123).standard_normal((kernels.n, _SKETCH_COLUMNS))
-    # (M, n, n) @ (n, 3) streams the stack once; an einsum over all three
-    # operands transposed it into a full copy (1.4 s and 1x the stack at n=1000, M=50).
-    sketch = np.einsum("ia,mib->mab", W, kernels.K @ W)
+    sketch = kernels.sketch()
     labels = hashlib.sha256(np.asarray(y_pm > 0, dtype=np.uint8).tobytes()).hexdigest()
     return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
             "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names)}

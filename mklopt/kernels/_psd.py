@@ -18,12 +18,11 @@ largest eigenvalue) or rejected. ``"full"`` runs a Cholesky factorization of
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError, NotPSDError
+from ._stack import map_kernels
 from .spectra import eigh
 
 __all__ = ["PSD_CHECKS", "check_psd", "lanczos_extremes"]
@@ -78,24 +77,25 @@ def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float
     """
     if method not in PSD_CHECKS:
         raise KernelError(f"unknown psd_check {method!r}; choose one of {PSD_CHECKS}.")
-    from threadpoolctl import threadpool_limits
-
-    # A chain of small in-cache gemv: BLAS threads gain little and lose a lot under load.
-    single = threadpool_limits(1, user_api="blas") if method == "lanczos" else nullcontext()
-    with single:
-        return _screen(stack, names, scale, eps, psd_tol, method)
-
-
-def _screen(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float,
-            psd_tol: float, method: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     n = stack.shape[1]
-    to_clip = {}
-    for m in range(stack.shape[0]):
+
+    def suspect(m: int) -> float | None:
+        """The noise level of kernel m when the screen cannot clear it, else None."""
         K = stack[m]
         lo, hi = lanczos_extremes(K, LANCZOS_STEPS if method == "lanczos" else 8)
         noise = NOISE_FACTOR * eps * n * max(hi, float(scale[m]))
-        if (lo >= -noise) if method == "lanczos" else _cholesky_ok(K, noise):
+        return None if ((lo >= -noise) if method == "lanczos" else _cholesky_ok(K, noise)) else noise
+
+    # A chain of small in-cache gemv per kernel: one kernel per core (map_kernels).
+    if method == "lanczos":
+        levels = map_kernels(suspect, stack.shape[0])
+    else:  # Cholesky: one O(n^3) factorization at a time, with threaded BLAS
+        levels = [suspect(m) for m in range(stack.shape[0])]
+    to_clip = {}
+    for m, noise in enumerate(levels):
+        if noise is None:
             continue
+        K = stack[m]
         vals, vecs = eigh(K)
         top = max(float(vals[-1]), 0.0)
         if vals[0] < -max(psd_tol * top, noise):

@@ -2,13 +2,17 @@
 
 A float64, C-contiguous array is used in place; anything else (float32,
 integers, lists, DataFrames, strided views) is converted once. The scan
-reads each kernel once for finiteness, size and symmetry (in tiles of rows
-compared with the matching columns, never a transpose of the whole stack).
+visits each kernel once, while it is in cache, for finiteness, size,
+symmetry (in tiles of rows compared with the matching columns, never a
+transpose of the whole stack) and its fingerprint sketch; kernels are
+scanned on all cores (:func:`map_kernels`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,12 +20,36 @@ import numpy as np
 
 from ..exceptions import KernelError
 
-__all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE"]
+__all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE",
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS"]
 
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150
 #: Rows per tile of the symmetry check (a 256 x n band stays in cache).
 TILE = 256
+#: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
+SKETCH_COLUMNS = 3
+
+
+def sketch_vectors(n: int) -> np.ndarray:
+    """The fixed random (n, 3) matrix :math:`W` of the fingerprint sketch :math:`W^\\top K_m W`."""
+    return np.random.default_rng(20261123).standard_normal((n, SKETCH_COLUMNS))
+
+
+def map_kernels(work: Callable[[int], Any], M: int) -> list:
+    """``[work(m) for m in range(M)]`` on all cores, BLAS single-threaded inside each call.
+
+    Each call reads one kernel (in cache) with NumPy/BLAS, which release the
+    GIL; one thread per core beats threaded BLAS on these small products.
+    """
+    from threadpoolctl import threadpool_limits
+
+    workers = min(M, os.cpu_count() or 1)
+    with threadpool_limits(1, user_api="blas"):
+        if workers <= 1:
+            return [work(m) for m in range(M)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(work, range(M)))
 
 
 @dataclass
@@ -102,14 +130,24 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
 
 @dataclass
 class Scan:
-    """What one read of the stack found: per-kernel max |K| and kernels to symmetrize."""
+    """What one visit of each kernel found: max |K|, kernels to symmetrize, the sketch."""
 
     scale: np.ndarray
     asymmetric: list[int] = field(default_factory=list)
+    #: :math:`W^\\top K_m W` per kernel (M, 3, 3), valid while the stack is unchanged.
+    sketch: np.ndarray | None = None
+
+
+def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+    """``(max, min, max asymmetry, W^T K W)`` of one kernel, read while it is in cache."""
+    hi, lo = float(K.max()), float(K.min())
+    finite = np.isfinite(hi) and np.isfinite(lo)
+    asym = max_asymmetry(K) if symmetric and finite else 0.0
+    return hi, lo, asym, W.T @ (K @ W)
 
 
 def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float) -> Scan:
-    """Finiteness, zero kernels, magnitude and symmetry, kernel by kernel.
+    """Finiteness, zero kernels, magnitude and symmetry, kernel by kernel (on all cores).
 
     Raises :class:`KernelError` for non-finite entries, all-zero kernels,
     entries so large that sums overflow, and asymmetry beyond
@@ -117,7 +155,10 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     ``Scan.asymmetric``; exactly symmetric ones are left as they are.
     """
     M, n = stack.shape[0], stack.shape[1]
-    hi, lo = stack.max(axis=(1, 2)), stack.min(axis=(1, 2))
+    W = sketch_vectors(n)
+    visits = map_kernels(lambda m: _visit(stack[m], symmetric, W), M)
+    hi = np.array([v[0] for v in visits])
+    lo = np.array([v[1] for v in visits])
     bad = [m for m in range(M) if not (np.isfinite(hi[m]) and np.isfinite(lo[m]))]
     if bad:
         raise KernelError(f"kernel(s) {bad} contain NaN or infinite entries; fix or drop them.")
@@ -126,17 +167,16 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     if zero:
         raise KernelError(f"kernel(s) {zero} are all zero; they carry no information, drop them.")
     _check_magnitude(scale, names, n, M)
-    result = Scan(scale=scale)
-    if symmetric:
-        for m in range(M):
-            asym = max_asymmetry(stack[m])
-            if asym > sym_tol * scale[m]:
-                raise KernelError(
-                    f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {asym:.3g}, "
-                    f"max |K| = {scale[m]:.3g}). Symmetrize it with (K + K.T) / 2 if that is "
-                    "intended, or use 'vkr_lp', which accepts asymmetric kernels.")
-            if asym > 0:
-                result.asymmetric.append(m)
+    result = Scan(scale=scale, sketch=np.stack([v[3] for v in visits]))
+    for m in range(M):
+        asym = visits[m][2]
+        if asym > sym_tol * scale[m]:
+            raise KernelError(
+                f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {asym:.3g}, "
+                f"max |K| = {scale[m]:.3g}). Symmetrize it with (K + K.T) / 2 if that is "
+                "intended, or use 'vkr_lp', which accepts asymmetric kernels.")
+        if asym > 0:
+            result.asymmetric.append(m)
     return result
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..exceptions import MKLWarning, NotPSDError, RankError
 from ._normalize import _Normalizing
 from ._psd import check_psd, clip
-from ._stack import as_stack, check_names, scan_stack, symmetrize
+from ._stack import as_stack, check_names, scan_stack, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name
 from .products import quadratic_terms
 from .spectra import check_theta, eigh, tail_sum
@@ -96,8 +96,10 @@ class KernelSet(_Normalizing):
         self._train_diag: np.ndarray | None = None  # spherical normalization
         self._factors: dict[int, np.ndarray] = {}
         self._eig: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._sketch: np.ndarray | None = None
         if isinstance(kernels, KernelSet) and _satisfies(kernels, self.psd, self.symmetric):
             stack = kernels.K  # already validated at least as strictly
+            self._sketch = kernels._sketch
             names = kernels.names if names is None else names
         else:
             if isinstance(kernels, KernelSet):
@@ -116,13 +118,16 @@ class KernelSet(_Normalizing):
         stack = given.stack
         names = check_names(names, stack.shape[0])
         scan = scan_stack(stack, names, self.symmetric, sym_tol)
+        self._sketch = scan.sketch
         if scan.asymmetric:
+            self._sketch = None  # the stack changes below
             stack = stack if given.owned else stack.copy()
             given.owned = True
             symmetrize(stack, scan.asymmetric)
         if self.psd:
             to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check)
             if to_clip:
+                self._sketch = None
                 stack = stack if given.owned else stack.copy()
                 removed = clip(stack, to_clip)
                 self.clipped = {names[m]: v for m, v in removed.items()}
@@ -176,7 +181,19 @@ class KernelSet(_Normalizing):
         new.scales = self.scales.copy()
         new._train_diag = self._train_diag
         new._factors, new._eig = {}, {}
+        new._sketch = None
         return new
+
+    def sketch(self) -> np.ndarray:
+        """Fingerprint sketch :math:`W^\\top K_m W` (M, 3, 3) for a fixed random :math:`W`.
+
+        Computed during validation while each kernel is in cache (or once, on
+        demand, for derived sets); any material change of a kernel changes it.
+        """
+        if self._sketch is None:
+            W = sketch_vectors(self.n)
+            self._sketch = np.einsum("ia,mib->mab", W, self.K @ W)
+        return self._sketch
 
     @property
     def traces(self) -> np.ndarray:
