@@ -249,3 +249,22 @@ def test_block_norm_below_one_is_rejected(bad):
 def test_weight_norm_below_one_is_rejected():
     with pytest.raises(InvalidInputError, match="p must be >= 1"):
         block_from_weight_norm(0.5)
+
+
+def test_one_regularizer_shared_by_two_threads_gives_the_same_answers(problem):
+    """Cached CVXPY problems are per thread: concurrent fits equal sequential ones."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ks, y = problem
+    shared = ConstraintSet(lambda mu: [cp.norm1(mu) + cp.sum_squares(mu) <= 1], name="shared")
+
+    def run(C: float):
+        return mklopt.fit(ks, y, "wrapper", regularizer=shared, C=C, tol=1e-6)
+
+    sequential = [run(C) for C in (0.5, 2.0)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        concurrent = list(pool.map(run, (0.5, 2.0)))
+    for a, b in zip(sequential, concurrent):
+        assert a.iterations == b.iterations
+        np.testing.assert_allclose(b.weights, a.weights, rtol=0, atol=1e-12)
+        assert b.primal == pytest.approx(a.primal, rel=1e-12)

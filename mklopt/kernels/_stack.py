@@ -143,7 +143,8 @@ def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray) -> tuple[float, float,
     hi, lo = float(K.max()), float(K.min())
     finite = np.isfinite(hi) and np.isfinite(lo)
     asym = max_asymmetry(K) if symmetric and finite else 0.0
-    return hi, lo, asym, W.T @ (K @ W)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite kernels are rejected next
+        return hi, lo, asym, W.T @ (K @ W)
 
 
 def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float) -> Scan:
