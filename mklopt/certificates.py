@@ -21,13 +21,15 @@ absolute and relative to the problem's value (:func:`relative_gap`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._validation import as_kernel_set, check_C, check_labels, check_vector
 from .kernels import KernelSet, quadratic_terms
-from .regularizers import Regularizer, as_regularizer
 from .exceptions import InvalidInputError
-from .result import GAP_FLOOR, Certificate, relative_gap
+from .regularizers import Regularizer, as_regularizer
+from .result import Certificate, relative_gap
 
 __all__ = ["certify", "certify_result", "certificate", "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
@@ -96,10 +98,41 @@ def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 #: Largest relative violation of Θ (``violation / max(1, max|mu|)``) still called feasible.
 FEASIBILITY_TOL = 1e-8
+
+
 def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     """Violation of Θ by ``weights`` as given, relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`."""
     weights = np.asarray(weights, dtype=float)
     return regularizer.violation(weights) / max(1.0, float(np.max(np.abs(weights))))
+
+
+@dataclass
+class _AlphaTerms:
+    """Everything of a certificate that depends on alpha only: one pass over the stack."""
+
+    alpha: np.ndarray  # projected onto the dual-feasible set
+    s: np.ndarray  # quadratic terms s_m(alpha)
+    Kc: np.ndarray  # K_m (y * alpha), shape (M, n)
+    dual: float  # 1'alpha - sigma_Theta(s) / 2: a lower bound whatever the weights
+
+
+def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
+                 regularizer: Regularizer) -> _AlphaTerms:
+    a = project_alpha(alpha, y, C)
+    s, Kc = quadratic_terms(kernels.K, y * a, kernels.symmetric)
+    return _AlphaTerms(a, s, Kc, float(np.sum(a)) - regularizer.dual_penalty(s))
+
+
+def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
+              regularizer: Regularizer, feasible: bool = True) -> Certificate:
+    """Primal value at weights ``mu`` (``+inf`` with negative weights, where
+    :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
+    bias, hinge = best_bias(mu @ terms.Kc, y)
+    primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + C * hinge
+    gap = primal - terms.dual
+    return Certificate(primal=primal, dual=terms.dual, gap=gap,
+                       rel_gap=relative_gap(gap, primal, terms.dual, C * y.size), bias=bias,
+                       weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible)
 
 
 def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
@@ -111,33 +144,8 @@ def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: n
     stack yields all :math:`s_m` and :math:`K_m(y\\circ\\alpha)`; :math:`f` is
     their weighted sum.
     """
-    mu = regularizer.into_set(weights)
-    a = project_alpha(alpha, y, C)
-    coef = y * a
-    s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
-    bias, hinge = best_bias(mu @ Kc, y)
-    primal = regularizer.primal_penalty(mu, s) + C * hinge
-    dual = float(np.sum(a)) - regularizer.dual_penalty(s)
-    gap = primal - dual
-    return Certificate(primal=primal, dual=dual, gap=gap,
-                       rel_gap=relative_gap(gap, primal, dual, C * y.size), bias=bias,
-                       weights=mu, alpha=a, s=s)
-
-
-def _as_given(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
-              C: float, regularizer: Regularizer) -> Certificate:
-    """Values of an infeasible candidate as given: its dual value is still a lower bound
-    (it depends on alpha only); its primal value is the objective at weights outside Θ
-    (``+inf`` with negative weights, where ``||w_m||^2 / mu_m`` is undefined)."""
-    a = project_alpha(alpha, y, C)
-    s, Kc = quadratic_terms(kernels.K, y * a, kernels.symmetric)
-    dual = float(np.sum(a)) - regularizer.dual_penalty(s)
-    bias, hinge = best_bias(weights @ Kc, y)
-    primal = np.inf if np.any(weights < 0) else regularizer.primal_penalty(weights, s) + C * hinge
-    gap = primal - dual
-    return Certificate(primal=primal, dual=dual, gap=gap,
-                       rel_gap=relative_gap(gap, primal, dual, C * y.size), bias=bias,
-                       weights=weights.copy(), alpha=a, s=s, feasible=False)
+    terms = _alpha_terms(kernels, y, alpha, C, regularizer)
+    return _evaluate(terms, y, regularizer.into_set(weights), C, regularizer)
 
 
 def convention_hint(regularizer: Regularizer, weights: np.ndarray) -> str:
@@ -229,17 +237,18 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     alpha = check_vector(alpha, ks.n, "alpha")
     reg.check(ks.M)
     violation = relative_violation(reg, weights)
+    terms = _alpha_terms(ks, y_pm, alpha, C, reg)  # shared by every verdict below
     if violation <= feasibility_tol:
-        cert = certificate(ks, y_pm, weights, alpha, C, reg)
+        cert = _evaluate(terms, y_pm, reg.into_set(weights), C, reg)
         cert.violation = violation
         return cert
-    nearest = certificate(ks, y_pm, reg.project(weights), alpha, C, reg)
+    nearest = _evaluate(terms, y_pm, reg.project(weights), C, reg)
     outside = f"the weights are outside the weight set {reg.name} by {violation:.3g} (relative)"
     if repair:
         nearest.violation, nearest.repaired = violation, True
         nearest.message = f"repaired: {outside}; certified their projection onto it"
         return nearest
-    cert = _as_given(ks, y_pm, weights, alpha, C, reg)
+    cert = _evaluate(terms, y_pm, weights, C, reg, feasible=False)
     cert.violation = violation
     cert.message = (f"not certified: {outside}; the nearest feasible point certifies at rel_gap "
                     f"{nearest.rel_gap:.2e} (repair=True / --repair)."

@@ -10,7 +10,7 @@ import numpy as np
 
 from .exceptions import InvalidInputError
 
-__all__ = ["Certificate", "MKLResult", "relative_gap", "GAP_FLOOR"]
+__all__ = ["Certificate", "MKLResult", "relative_gap", "decision_values", "GAP_FLOOR"]
 
 #: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
 GAP_FLOOR = 1e-12
@@ -186,11 +186,7 @@ class MKLResult:
         if T.ndim != 3 or T.shape[0] != M or T.shape[2] != n:
             raise InvalidInputError(
                 f"test kernels must have shape (M={M}, n_test, n_train={n}), got {T.shape}.")
-        coef = np.asarray(self.dual_coef)
-        if coef.ndim == 2:  # one coefficient vector per kernel (VKR, block b > 2)
-            return np.einsum("kij,kj->i", T, coef) + self.bias
-        # (M, n_test) products first: no copy of the test stack
-        return self.weights @ np.tensordot(T, coef, axes=([2], [0])) + self.bias
+        return decision_values(T, self.weights, np.asarray(self.dual_coef), self.bias)
 
     def predict(self, test_kernels) -> np.ndarray:
         """Predicted labels (in the original label values)."""
@@ -229,3 +225,15 @@ def _jsonable(value):
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)
     return value
+
+
+def decision_values(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:
+    """:math:`f = \\sum_m \\mu_m T_m c + b`, or :math:`\\sum_m T_m c_m + b` for per-kernel rows.
+
+    ``T`` is (M, n_test, n_cols) and ``coef`` (n_cols,) or (M, n_cols) (VKR,
+    block norms b > 2); the (M, n_test) products come first, so the test
+    stack is never copied.
+    """
+    if coef.ndim == 2:
+        return np.einsum("kij,kj->i", T, coef) + bias
+    return np.asarray(weights, dtype=float) @ np.tensordot(T, coef, axes=([2], [0])) + bias

@@ -30,8 +30,9 @@ from ..api import solve as _solve_exact
 from .._validation import check_C, check_max_iter, check_tol
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
+from ..kernels._normalize import normalize_test
 from ..regularizers import LpBall, Regularizer, as_regularizer
-from ..result import MKLResult
+from ..result import MKLResult, decision_values
 from .kernel_specs import diagonals, resolve_kernel_specs
 
 __all__ = ["MKLClassifier"]
@@ -285,11 +286,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
         """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
         T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
-        T *= self._scales[:, None, None]
-        if self._train_diag is not None:
-            test_diag = diagonals(X, self.kernel_specs_)
-            T /= np.sqrt(test_diag[:, :, None] * self._train_diag[:, None, :])
-        return T
+        test_diag = diagonals(X, self.kernel_specs_) if self._train_diag is not None else None
+        return normalize_test(T, self._scales, self._train_diag, test_diag)
 
     def decision_function(self, X) -> np.ndarray:
         """Signed distance to the margin.
@@ -307,7 +305,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         T = self._test_kernels(X)
         results = [self.result_] if isinstance(self.result_, MKLResult) else self.result_
-        scores = [_decision(T, r.weights, coef, r.bias) for r, coef in zip(results, self._coef)]
+        scores = [decision_values(T, r.weights, coef, r.bias) for r, coef in zip(results, self._coef)]
         return scores[0] if len(scores) == 1 else np.column_stack(scores)
 
     def predict(self, X) -> np.ndarray:
@@ -331,10 +329,3 @@ def _driver_names() -> list[str]:
     from ..drivers import DRIVERS
 
     return [EXACT, *sorted(d for d in DRIVERS if d not in _VKR_DRIVERS)]
-
-
-def _decision(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:
-    """:math:`f = \\sum_m \\mu_m T_m c + b` (or :math:`\\sum_m T_m c_m + b` for per-kernel rows)."""
-    if coef.ndim == 2:
-        return np.einsum("kij,kj->i", T, coef) + bias
-    return np.asarray(weights, dtype=float) @ np.tensordot(T, coef, axes=([2], [0])) + bias

@@ -17,7 +17,7 @@ from ..exceptions import KernelError, RankError
 if TYPE_CHECKING:
     from .kernelset import KernelSet
 
-__all__ = ["NORMALIZATIONS"]
+__all__ = ["NORMALIZATIONS", "normalize_test"]
 
 NORMALIZATIONS = ("trace", "multiplicative", "spherical", "tail_sum")
 
@@ -102,15 +102,26 @@ class _Normalizing:
             Raw :math:`K_m(x, x)` at the test points; required when the set
             was spherically normalized.
         """
-        T = np.asarray(test_kernels, dtype=float)
+        T = np.array(test_kernels, dtype=float)  # the one new array, normalized in place
         if T.ndim == 2:
             T = T[None]
         if T.shape[0] != self.M or T.shape[2] != self.n:
             raise KernelError(
                 f"test kernels must have shape (M={self.M}, n_test, n={self.n}), got {T.shape}.")
-        T = T * self.scales[:, None, None]
-        if self._train_diag is not None:
-            if test_diag is None:
-                raise KernelError("this set is spherically normalized: pass test_diag=K_m(x, x) of the test points.")
-            T = T / np.sqrt(np.asarray(test_diag)[:, :, None] * self._train_diag[:, None, :])
-        return T
+        if self._train_diag is not None and test_diag is None:
+            raise KernelError("this set is spherically normalized: pass test_diag=K_m(x, x) of the test points.")
+        return normalize_test(T, self.scales, self._train_diag, test_diag)
+
+
+def normalize_test(T: np.ndarray, scales: np.ndarray, train_diag: np.ndarray | None,
+                   test_diag: np.ndarray | None) -> np.ndarray:
+    """In place: :math:`T_m \\leftarrow s_m T_m`, then divided by
+    :math:`\\sqrt{K_m(x,x)K_m(x_j,x_j)}` for a spherically normalized set.
+
+    ``T`` is (M, n_test, n_cols) against any subset of the training points
+    (``train_diag`` restricted to the same columns); returns ``T``.
+    """
+    T *= np.asarray(scales, dtype=float)[:, None, None]
+    if train_diag is not None:
+        T /= np.sqrt(np.asarray(test_diag)[:, :, None] * train_diag[:, None, :])
+    return T
