@@ -90,21 +90,11 @@ def plot_ratios(rows: list[dict], out) -> None:
     """Bar chart of time / one SVC fit per configuration (log scale)."""
     from pathlib import Path
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from mklopt.plotting import save_ratio_bars
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     labels = [f"n={r['n']} M={r['M']}\n{r['driver']} {r['tol']:.0e} {r['inner']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(rows)), 4))
-    ax.bar(range(len(rows)), [r["time"] / r["svc"] for r in rows])
-    ax.set_yscale("log")
-    ax.set_ylabel("time / one SVC fit")
-    ax.set_xticks(range(len(rows)), labels, rotation=90, fontsize=6)
-    fig.tight_layout()
-    fig.savefig(out / "bench_drivers.png", dpi=120)
-    plt.close(fig)
+    save_ratio_bars(labels, [r["time"] / r["svc"] for r in rows], Path(out) / "bench_drivers.png",
+                    ylabel="time / one SVC fit", log=True)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

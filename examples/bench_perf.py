@@ -153,22 +153,11 @@ def plot_ratios(rows: list[dict], out) -> None:
     """Bar chart of wall time / floor per configuration, saved as ``bench_perf.png``."""
     from pathlib import Path
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from mklopt.plotting import save_ratio_bars
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     labels = [f"n={r['n']} M={r['M']}\n{r['driver']} p={r['p']:.3g}" for r in rows]
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows)), 4))
-    ax.bar(range(len(rows)), [r["ratio"] for r in rows])
-    ax.axhline(1.5, color="k", lw=0.8, ls="--", label="target 1.5x")
-    ax.set_ylabel("wall time / floor")
-    ax.set_xticks(range(len(rows)), labels, rotation=90, fontsize=6)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "bench_perf.png", dpi=120)
-    plt.close(fig)
+    save_ratio_bars(labels, [r["ratio"] for r in rows], Path(out) / "bench_perf.png",
+                    ylabel="wall time / floor", target=1.5)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

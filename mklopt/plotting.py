@@ -17,7 +17,7 @@ from .exceptions import InvalidInputError
 from .kernels import KernelSet
 from .result import MKLResult
 
-__all__ = ["plot_convergence", "plot_weights", "plot_tail_sums", "GAP_FLOOR"]
+__all__ = ["plot_convergence", "plot_weights", "plot_tail_sums", "save_ratio_bars", "GAP_FLOOR"]
 
 #: Smallest relative gap drawn on the log axis.
 GAP_FLOOR = 1e-16
@@ -201,3 +201,40 @@ def _axes(ax: Any, count: int, figsize: tuple[float, float]) -> list:
         axes = list(np.ravel(ax))
         return axes[:count]
     return [ax]
+
+
+def save_ratio_bars(labels: Sequence[str], ratios: Sequence[float], path, *, ylabel: str,
+                    log: bool = False, target: float | None = None) -> None:
+    """Save a bar chart of one benchmark ratio per configuration (the ``bench_*`` examples).
+
+    Parameters
+    ----------
+    labels, ratios : sequences of equal length
+        One configuration per bar.
+    path : str or Path
+        PNG file; its folder is created.
+    ylabel : str
+    log : bool
+        Logarithmic y axis.
+    target : float, optional
+        A dashed horizontal line at the target ratio.
+    """
+    from pathlib import Path
+
+    import matplotlib
+    matplotlib.use("Agg")
+    plt = _pyplot()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels)), 4))
+    ax.bar(range(len(labels)), list(ratios))
+    if log:
+        ax.set_yscale("log")
+    if target is not None:
+        ax.axhline(target, color="k", lw=0.8, ls="--", label=f"target {target:g}x")
+        ax.legend()
+    ax.set_ylabel(ylabel)
+    ax.set_xticks(range(len(labels)), list(labels), rotation=90, fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
