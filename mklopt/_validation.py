@@ -15,7 +15,7 @@ from .exceptions import InvalidInputError
 from .kernels import KernelSet
 from .kernels.spectra import check_theta
 
-__all__ = ["check_labels", "check_C", "check_tol", "check_max_iter", "check_time_limit",
+__all__ = ["check_labels", "check_class_labels", "check_targets", "check_C", "check_tol", "check_max_iter", "check_time_limit",
            "check_theta", "check_vector", "as_kernel_set"]
 
 
@@ -25,6 +25,19 @@ def check_labels(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     Returns ``(y_pm, classes)`` where ``classes[0]`` maps to -1 and
     ``classes[1]`` to +1 (sorted, as scikit-learn does).
     """
+    y, classes = check_class_labels(y, n)
+    if classes.size != 2:
+        hint = ("For multiclass problems use loss='ovr_hinge' or MKLClassifier (one-vs-rest).")
+        if y.dtype.kind == "f" and classes.size > 2 and np.any(classes != np.round(classes)):
+            hint = ("They look like real-valued regression targets: use "
+                    "loss='epsilon_insensitive' or 'squared_error' (MKLRegressor).")
+        raise InvalidInputError(
+            f"labels must have exactly two classes, got {classes.size} ({classes[:5]}). {hint}")
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def check_class_labels(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Class labels as a 1-D array of length ``n`` and their sorted distinct values."""
     if y is None:
         raise InvalidInputError("labels y are missing (got None); pass one label per point.")
     y = np.asarray(getattr(y, "to_numpy", lambda: y)())
@@ -44,11 +57,28 @@ def check_labels(y, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         classes = np.unique(y)
     except TypeError:
         raise InvalidInputError("labels y mix types that cannot be compared; use one label type.") from None
-    if classes.size != 2:
+    return y, classes
+
+
+def check_targets(y, n: int | None = None) -> np.ndarray:
+    """Real-valued regression targets: a finite 1-D float array of length ``n``."""
+    if y is None:
+        raise InvalidInputError("targets y are missing (got None); pass one real target per point.")
+    y = np.asarray(getattr(y, "to_numpy", lambda: y)())
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InvalidInputError(f"targets y must be a 1-D array, got shape {y.shape}.")
+    if n is not None and y.shape[0] != n:
+        raise InvalidInputError(f"got {y.shape[0]} targets for kernels over {n} points; they must match.")
+    if y.dtype.kind not in "biuf":
         raise InvalidInputError(
-            f"labels must have exactly two classes, got {classes.size} ({classes[:5]}). "
-            "For multiclass problems use MKLClassifier (one-vs-rest).")
-    return np.where(y == classes[1], 1.0, -1.0), classes
+            f"regression targets must be real numbers, got dtype {y.dtype}; class labels need "
+            "loss='hinge' or 'ovr_hinge'.")
+    y = y.astype(float)
+    if not np.all(np.isfinite(y)):
+        raise InvalidInputError("targets y contain NaN or infinite values.")
+    return y
 
 
 def _real(value, name: str, valid: str) -> float:

@@ -7,6 +7,7 @@ from typing import Any
 from .exact import gap_tolerance, prepare, solve
 from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
+from .losses import as_loss
 from .regularizers import LpBall, Regularizer, as_regularizer
 from .result import MKLResult
 
@@ -16,7 +17,8 @@ __all__ = ["solve", "fit", "prepare", "gap_tolerance"]
 def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0,
         regularizer: Regularizer | None = None, tol: float = 1e-4, max_iter: int | None = None,
         time_limit: float | None = None, inner: Any = "libsvm", backend: Any = None,
-        callback=None, progress: bool = False, **params) -> MKLResult:
+        callback=None, progress: bool = False, loss="hinge", epsilon: float | None = None,
+        nu: float | None = None, **params) -> MKLResult:
     """Run an outer loop until its certified relative gap is below ``tol``.
 
     Parameters
@@ -39,6 +41,9 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
         ``callback(record)`` after every iteration; return False to stop.
     progress : bool
         Show a tqdm progress bar with the gap.
+    loss, epsilon, nu
+        The loss and its parameter, as in :func:`solve` (wrapper and cutting
+        plane take any loss; DCA and VKR the hinge).
     **params
         Driver options (``max_cuts=``, ``master="taylor"``, ``theta=`` for DCA, ...).
 
@@ -61,8 +66,13 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
         max_iter = check_max_iter(max_iter)
     if callback is not None and not callable(callback):
         raise InvalidInputError(f"callback must be callable or None, got {callback!r}.")
+    loss = as_loss(loss, epsilon=epsilon, nu=nu)
+    allowed = getattr(DRIVERS[driver], "losses", None)
+    if allowed is not None and loss.name not in allowed:
+        raise FormulationError(f"driver '{driver}' is written for loss {' or '.join(allowed)}, not "
+                               f"'{loss.name}'; use driver='wrapper' or 'cutting_plane' (any loss).")
     psd = getattr(DRIVERS[driver], "needs_psd", True)
-    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd)
+    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss)
     if max_iter is None:
         max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 else 1000
     try:

@@ -25,75 +25,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_kernel_set, check_C, check_labels, check_vector
+from ._validation import as_kernel_set, check_C, check_vector
 from .kernels import KernelSet, quadratic_terms
 from .exceptions import InvalidInputError
+from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
 from .regularizers import Regularizer, as_regularizer
 from .result import Certificate, relative_gap
 
-__all__ = ["certify", "certify_result", "certificate", "primal_point_certificate", "project_alpha",
+__all__ = ["certify", "certify_result", "certificate", "check_loss_C", "result_loss",
+           "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
-
-
-def project_alpha(alpha: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
-    """Euclidean projection onto :math:`\\{0 \\le \\alpha \\le C,\\ y^\\top\\alpha = 0\\}`.
-
-    The projection is :math:`\\mathrm{clip}(\\alpha - \\lambda y, 0, C)` with the
-    scalar :math:`\\lambda` found by bisection on the monotone residual.
-    """
-    a = np.asarray(alpha, dtype=float)
-    if np.all(a >= 0) and np.all(a <= C) and abs(float(y @ a)) <= 1e-14 * max(C, 1.0) * a.size:
-        return a.copy()
-
-    def residual(lam: float) -> float:
-        return float(y @ np.clip(a - lam * y, 0.0, C))
-
-    lo = -(C + float(np.max(np.abs(a))) + 1.0)
-    hi = -lo
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if residual(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-16 * max(1.0, abs(mid)):
-            break
-    return np.clip(a - 0.5 * (lo + hi) * y, 0.0, C)
-
-
-def hinge_sum(margins_offset: np.ndarray, y: np.ndarray, b: float) -> float:
-    """:math:`\\sum_i \\max(0, 1 - y_i(f_i + b))` for ``margins_offset = f``."""
-    return float(np.sum(np.maximum(0.0, 1.0 - y * (margins_offset + b))))
-
-
-def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Exact minimizer of :math:`h(b) = \\sum_i \\max(0, 1 - y_i(f_i + b))`.
-
-    :math:`h` is convex piecewise linear with breakpoints :math:`c_i = y_i - f_i`;
-    with :math:`P = \\{i: y_i = 1\\}`, :math:`N = \\{i: y_i=-1\\}`,
-    :math:`h(b) = \\sum_{P}(c_i - b)_+ + \\sum_{N}(b - c_i)_+`. All breakpoints
-    are evaluated at once with sorted prefix sums (O(n log n)); when the
-    minimum is attained on an interval its midpoint is returned.
-
-    Returns
-    -------
-    (b, h(b))
-    """
-    c = y - f
-    pos, neg = np.sort(c[y > 0]), np.sort(c[y < 0])
-    cand = np.sort(c)
-    pos_cum = np.concatenate(([0.0], np.cumsum(pos)))
-    neg_cum = np.concatenate(([0.0], np.cumsum(neg)))
-    # positive terms active where pos > b: count and sum above b
-    k_pos = np.searchsorted(pos, cand, side="right")
-    pos_part = (pos_cum[-1] - pos_cum[k_pos]) - cand * (pos.size - k_pos)
-    k_neg = np.searchsorted(neg, cand, side="left")
-    neg_part = cand * k_neg - neg_cum[k_neg]
-    h = pos_part + neg_part
-    hmin = float(np.min(h))
-    flat = cand[h <= hmin + 1e-12 * max(1.0, abs(hmin))]
-    b = 0.5 * (float(flat[0]) + float(flat[-1]))
-    return b, hinge_sum(f, y, b)
 
 
 #: Largest relative violation of Θ (``violation / max(1, max|mu|)``) still called feasible.
@@ -106,37 +47,45 @@ def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     return regularizer.violation(weights) / max(1.0, float(np.max(np.abs(weights))))
 
 
+HINGE = Hinge()
+
+
 @dataclass
 class _AlphaTerms:
     """Everything of a certificate that depends on alpha only: one pass over the stack."""
 
-    alpha: np.ndarray  # projected onto the dual-feasible set
+    alpha: np.ndarray  # projected onto the loss's dual-feasible set
+    coef: np.ndarray  # signed coefficients c(alpha), (n,) or (T, n)
     s: np.ndarray  # quadratic terms s_m(alpha)
-    Kc: np.ndarray  # K_m (y * alpha), shape (M, n)
-    dual: float  # 1'alpha - sigma_Theta(s) / 2: a lower bound whatever the weights
+    Kc: np.ndarray  # K_m c, shape (M, n) or (M, T, n)
+    gain: float  # D(alpha), the loss's part of the dual
+    dual: float  # D(alpha) - sigma_Theta(s) / 2: a lower bound whatever the weights
 
 
 def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
-                 regularizer: Regularizer) -> _AlphaTerms:
-    a = project_alpha(alpha, y, C)
-    s, Kc = quadratic_terms(kernels.K, y * a, kernels.symmetric)
-    return _AlphaTerms(a, s, Kc, float(np.sum(a)) - regularizer.dual_penalty(s))
+                 regularizer: Regularizer, loss: Loss = HINGE) -> _AlphaTerms:
+    a = loss.project(alpha, y, C)
+    coef = loss.coef(a, y)
+    s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
+    gain = loss.gain(a, y, C)
+    return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s))
 
 
 def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
-              regularizer: Regularizer, feasible: bool = True) -> Certificate:
+              regularizer: Regularizer, feasible: bool = True, loss: Loss = HINGE) -> Certificate:
     """Primal value at weights ``mu`` (``+inf`` with negative weights, where
     :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
-    bias, hinge = best_bias(mu @ terms.Kc, y)
-    primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + C * hinge
+    bias, data_term = loss.data_term(np.tensordot(mu, terms.Kc, axes=1), y, C)
+    primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
     return Certificate(primal=primal, dual=terms.dual, gap=gap,
-                       rel_gap=relative_gap(gap, primal, terms.dual, C * y.size), bias=bias,
-                       weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible)
+                       rel_gap=relative_gap(gap, primal, terms.dual, C * y.shape[-1]), bias=bias,
+                       weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible,
+                       gain=terms.gain, dual_coef=terms.coef)
 
 
 def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
-                C: float, regularizer: Regularizer) -> Certificate:
+                C: float, regularizer: Regularizer, loss: Loss = HINGE) -> Certificate:
     """Certificate of a candidate whose weights are in Θ up to solver noise; see :func:`certify`.
 
     The weights are moved into Θ (``into_set``: noise-level repairs only) and
@@ -144,8 +93,8 @@ def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: n
     stack yields all :math:`s_m` and :math:`K_m(y\\circ\\alpha)`; :math:`f` is
     their weighted sum.
     """
-    terms = _alpha_terms(kernels, y, alpha, C, regularizer)
-    return _evaluate(terms, y, regularizer.into_set(weights), C, regularizer)
+    terms = _alpha_terms(kernels, y, alpha, C, regularizer, loss)
+    return _evaluate(terms, y, regularizer.into_set(weights), C, regularizer, loss=loss)
 
 
 def convention_hint(regularizer: Regularizer, weights: np.ndarray) -> str:
@@ -187,27 +136,32 @@ def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha:
     gap = primal - dual
     return Certificate(primal=primal, dual=dual, gap=gap,
                        rel_gap=relative_gap(gap, primal, dual, C * y.size),
-                       bias=bias, weights=point.weights, alpha=a, s=s, dual_coef=point.coef)
+                       bias=bias, weights=point.weights, alpha=a, s=s, dual_coef=point.coef,
+                       gain=float(np.sum(a)))
 
 
 def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
             regularizer: Regularizer | None = None, repair: bool = False,
-            feasibility_tol: float = FEASIBILITY_TOL) -> Certificate:
+            feasibility_tol: float = FEASIBILITY_TOL, loss="hinge", epsilon: float | None = None,
+            nu: float | None = None) -> Certificate:
     """Certify any candidate ``(weights, alpha)`` as given: feasibility, primal, dual and gap.
 
     Parameters
     ----------
     kernels : KernelSet or array (M, n, n)
     y : array (n,)
-        Two-class labels (any two values; the larger maps to +1).
+        Labels as the loss takes them: two classes for the hinge (the larger
+        maps to +1), real targets for regression, classes for ``"ovr_hinge"``,
+        ignored (may be None) for ``"one_class"``.
     weights : array (M,)
         Candidate kernel weights, certified **as given**: their violation of
         Θ (relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`, negativity included)
         must be at most ``feasibility_tol``; a larger one gives
         ``feasible=False`` and the candidate is never certified.
-    alpha : array (n,)
-        Candidate dual coefficients; projected onto
-        :math:`\\{0\\le\\alpha\\le C, y^\\top\\alpha=0\\}` (any alpha gives a valid dual value).
+    alpha : array (n,) or (n_classes, n)
+        Candidate dual coefficients; projected onto the loss's dual set (for
+        the hinge :math:`\\{0\\le\\alpha\\le C, y^\\top\\alpha=0\\}`; any alpha gives
+        a valid dual value).
     C : float
         Soft-margin constant.
     p : float
@@ -219,6 +173,11 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
         say so in ``message``; ``repaired=True``).
     feasibility_tol : float
         Relative violation of Θ still accepted as solver noise (default 1e-8).
+    loss : str or Loss
+        ``"hinge"`` (default), ``"epsilon_insensitive"``, ``"squared_error"``,
+        ``"one_class"``, ``"ovr_hinge"`` or a :class:`~mklopt.losses.Loss`.
+    epsilon, nu : float, optional
+        Parameters of ``"epsilon_insensitive"`` and ``"one_class"``.
 
     Returns
     -------
@@ -229,26 +188,27 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     from ._validation import check_tol
 
     ks = as_kernel_set(kernels)
-    y_pm, _ = check_labels(y, ks.n)
-    C = check_C(C)
+    loss = as_loss(loss, epsilon=epsilon, nu=nu)
+    y_pm, _ = loss.check_labels(y, ks.n)
+    C = check_loss_C(C, loss)
     reg = as_regularizer(regularizer, p)
     feasibility_tol = check_tol(feasibility_tol, "feasibility_tol")
     weights = check_vector(weights, ks.M, "weights")
-    alpha = check_vector(alpha, ks.n, "alpha")
+    alpha = check_vector(alpha, y_pm.size, "alpha").reshape(y_pm.shape)
     reg.check(ks.M)
     violation = relative_violation(reg, weights)
-    terms = _alpha_terms(ks, y_pm, alpha, C, reg)  # shared by every verdict below
+    terms = _alpha_terms(ks, y_pm, alpha, C, reg, loss)  # shared by every verdict below
     if violation <= feasibility_tol:
-        cert = _evaluate(terms, y_pm, reg.into_set(weights), C, reg)
+        cert = _evaluate(terms, y_pm, reg.into_set(weights), C, reg, loss=loss)
         cert.violation = violation
         return cert
-    nearest = _evaluate(terms, y_pm, reg.project(weights), C, reg)
+    nearest = _evaluate(terms, y_pm, reg.project(weights), C, reg, loss=loss)
     outside = f"the weights are outside the weight set {reg.name} by {violation:.3g} (relative)"
     if repair:
         nearest.violation, nearest.repaired = violation, True
         nearest.message = f"repaired: {outside}; certified their projection onto it"
         return nearest
-    cert = _evaluate(terms, y_pm, weights, C, reg, feasible=False)
+    cert = _evaluate(terms, y_pm, weights, C, reg, feasible=False, loss=loss)
     cert.violation = violation
     cert.message = (f"not certified: {outside}; the nearest feasible point certifies at rel_gap "
                     f"{nearest.rel_gap:.2e} (repair=True / --repair)."
@@ -258,19 +218,21 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
 
 def certify_result(kernels, y, result, *, C: float | None = None, p: float | None = None,
                    regularizer: Regularizer | None = None, repair: bool = False,
-                   feasibility_tol: float = FEASIBILITY_TOL) -> Certificate:
+                   feasibility_tol: float = FEASIBILITY_TOL, loss=None) -> Certificate:
     """Re-certify a (saved) :class:`MKLResult` against its kernels and labels.
 
     C and the weight set come from the result; an explicit ``C``/``p`` that
     contradicts it is an error, and so are kernels or labels whose
     fingerprint differs from the one saved. A result whose weight set is
-    user code (a :class:`ConstraintSet`) needs ``regularizer=``.
+    user code (a :class:`ConstraintSet`) needs ``regularizer=``, and one whose
+    loss is a user subclass of :class:`~mklopt.losses.Loss` needs ``loss=``.
     """
     from .regularizers import LpBall, check_p
     from .result_io import check_fingerprint
 
     ks = as_kernel_set(kernels)
-    y_pm, _ = check_labels(y, ks.n)
+    loss = result_loss(result, loss)
+    y_pm, _ = loss.check_labels(y, ks.n)
     check_fingerprint(result.fingerprint, ks, y_pm)
     if C is not None and result.C is not None and not np.isclose(check_C(C), result.C, rtol=1e-12):
         raise InvalidInputError(f"C = {C} contradicts the result, which was solved with C = {result.C}.")
@@ -286,4 +248,27 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
         raise InvalidInputError(
             "the result's weight set is user code that cannot be saved; pass regularizer=.")
     return certify(ks, y, result.weights, result.alpha, C=C, p=1.0 if p is None else p,
-                   regularizer=reg, repair=repair, feasibility_tol=feasibility_tol)
+                   regularizer=reg, repair=repair, feasibility_tol=feasibility_tol, loss=loss)
+
+
+def result_loss(result, loss=None) -> Loss:
+    """The loss of a (saved) result, rebuilt from its name and parameters (or ``loss=``)."""
+    from .losses import LOSSES
+
+    if loss is not None:
+        loss = as_loss(loss)
+        if loss.name != result.loss:
+            raise InvalidInputError(f"loss {loss.name!r} contradicts the result, solved with {result.loss!r}.")
+        return loss
+    if result.loss not in LOSSES:
+        raise InvalidInputError(f"the result's loss {result.loss!r} is user code; pass loss=.")
+    return as_loss(result.loss, **(result.loss_params or {}))
+
+
+def check_loss_C(C, loss: Loss) -> float:
+    """C for a loss that uses it; 1 (the only accepted value) for one that does not."""
+    C = check_C(C)
+    if not loss.uses_C and C != 1.0:
+        raise InvalidInputError(f"loss '{loss.name}' has no C (its parameter sets the trade-off); "
+                                f"leave C at 1, got C = {C:g}.")
+    return C

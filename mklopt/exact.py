@@ -14,12 +14,13 @@ import cvxpy as cp
 import numpy as np
 
 from . import backends as bk
-from ._validation import check_C, check_labels, check_tol
-from .certificates import certificate, primal_point_certificate
+from ._validation import check_tol
+from .certificates import certificate, check_loss_C, primal_point_certificate
 from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, MKLError,
                          SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
 from .kernels import KernelSet
+from .losses import Loss, as_loss
 from .polish import weight_polish
 from .regularizers import Regularizer, as_regularizer
 from .result import MKLResult
@@ -32,19 +33,20 @@ _ACCEPTED = ("optimal", "optimal_inaccurate")
 
 def prepare(kernels, y, *, C: float = 1.0, p: float = 1.0,
             regularizer: Regularizer | None = None, psd: bool = True,
-            params: dict | None = None) -> tuple[MKLData, np.ndarray]:
-    """Validate inputs into an :class:`MKLData` (and the original class labels)."""
+            params: dict | None = None, loss: Loss | str = "hinge") -> tuple[MKLData, np.ndarray]:
+    """Validate inputs into an :class:`MKLData` (and the original class labels, None for regression)."""
+    loss = as_loss(loss)
     if isinstance(kernels, KernelSet):
         ks = kernels
         if psd and not ks.psd:
             ks._require_psd("this formulation")
     else:
         ks = KernelSet(kernels, psd=psd, symmetric=psd)
-    y_pm, classes = check_labels(y, ks.n)
-    C = check_C(C)
+    y_pm, classes = loss.check_labels(y, ks.n)
+    C = check_loss_C(C, loss)
     reg = as_regularizer(regularizer, p)
     reg.check(ks.M)
-    return MKLData(ks, y_pm, C, reg, dict(params or {})), classes
+    return MKLData(ks, y_pm, C, reg, dict(params or {}), loss), classes
 
 
 def gap_tolerance(backend: str, tol: float, cone: str | None = None) -> float:
@@ -60,14 +62,17 @@ def gap_tolerance(backend: str, tol: float, cone: str | None = None) -> float:
 
 def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float = 1.0,
           regularizer: Regularizer | None = None, backend: Any = None, tol: float = 1e-8,
-          verify: bool = False, **params) -> MKLResult:
+          verify: bool = False, loss: Loss | str = "hinge", epsilon: float | None = None,
+          nu: float | None = None, **params) -> MKLResult:
     """Solve one MKL formulation exactly and certify the answer.
 
     Parameters
     ----------
     kernels : KernelSet, array (M, n, n) or list of (n, n) arrays
     y : array (n,)
-        Two-class labels (any two values).
+        Two-class labels (any two values) for the hinge loss; real targets for
+        ``"epsilon_insensitive"`` / ``"squared_error"``; class labels for
+        ``"ovr_hinge"``; ignored (may be None) for ``"one_class"``.
     formulation : str
         One of ``mklopt.formulations.FORMULATIONS`` ("svm", "qcqp_l1",
         "lp_primal", "lp_block_primal", "lp_dual", ...).
@@ -86,6 +91,13 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
         Also solve with every other capable installed backend; the report is
         in ``result.verification`` and a :class:`DisagreementWarning` is
         issued when backends disagree or fail to certify.
+    loss : str or Loss
+        ``"hinge"`` (default), ``"epsilon_insensitive"`` (``epsilon=``),
+        ``"squared_error"``, ``"one_class"`` (``nu=``; C must stay 1),
+        ``"ovr_hinge"`` (multiclass, shared weights), or a
+        :class:`~mklopt.losses.Loss` object (DESIGN §11).
+    epsilon, nu : float, optional
+        Parameters of the ε-insensitive and one-class losses.
     **params
         Formulation parameters (``weights=`` for "svm", ``b=`` for
         "lp_block_primal", ...).
@@ -100,8 +112,10 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     tol = check_tol(tol)
     if not isinstance(verify, (bool, np.bool_)):
         raise InvalidInputError(f"verify must be True or False, got {verify!r}.")
+    loss = as_loss(loss, epsilon=epsilon, nu=nu)
+    form.check_loss(loss)
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer,
-                            psd=form.needs_psd, params=params)
+                            psd=form.needs_psd, params=params, loss=loss)
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)
@@ -170,10 +184,11 @@ def _solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLR
         weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
         dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
         backend=name, formulation=form.name, solve_time=elapsed,
-        dual_coef=cert.dual_coef if cert.dual_coef is not None else data.y * cert.alpha,
+        dual_coef=cert.dual_coef if cert.dual_coef is not None else data.loss.coef(cert.alpha, data.y),
         kernel_names=list(data.kernels.names),
         certificate=cert, message=message, C=data.C, regularizer=reg,
         fingerprint=kernel_fingerprint(data.kernels, data.y),
+        loss=data.loss.name, loss_params=data.loss.params(),
         info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
               "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished,
               **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
@@ -195,7 +210,7 @@ def _attempt(form, data: MKLData, name: str, solver: Any, tol: float, limit: flo
             alt = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
             cert = alt if alt.rel_gap < cert.rel_gap else cert
     else:
-        cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
+        cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg, data.loss)
     raw_gap, polished = cert.rel_gap, False
     exact_form = model.certify is None and model.primal_point is None
     if exact_form and form.name != "svm" and not cert.rel_gap <= limit / 10:
@@ -228,7 +243,7 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
         alpha = None
     if alpha is None or not np.all(np.isfinite(alpha)):
         alpha = cert.alpha
-    candidates = [cert, certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg)]
+    candidates = [cert, certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg, data.loss)]
     candidates += [weight_polish(data, c.alpha) for c in candidates]
     # One (weights, alpha) pair is the answer, so that certify() of the result
     # reproduces its gap: keep the pair with the smallest certified gap.

@@ -3,9 +3,10 @@
 For any dual-feasible :math:`\\alpha` and any :math:`\\mu \\in \\Theta`, the primal value
 
 .. math:: P(\\mu, \\alpha) = \\tfrac12 \\mu^\\top s(\\alpha)
-          + C \\min_b \\sum_i \\max\\bigl(0,\\ 1 - y_i (\\textstyle\\sum_m \\mu_m [K_m(y\\circ\\alpha)]_i + b)\\bigr)
+          + C \\min_b \\sum_i \\ell\\bigl(y_i,\\ \\textstyle\\sum_m \\mu_m [K_m c(\\alpha)]_i + b\\bigr)
 
-is the objective at the primal point :math:`w_m = \\mu_m L_m^\\top (y\\circ\\alpha)`,
+is the objective at the primal point :math:`w_m = \\mu_m L_m^\\top c(\\alpha)`
+(:math:`c = y\\circ\\alpha` for the hinge),
 hence an upper bound on OPT, and it is jointly convex in :math:`(\\mu, b)`. So
 
 .. math:: \\hat\\mu = \\arg\\min_{\\mu \\in \\Theta} P(\\mu, \\alpha)
@@ -22,7 +23,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .certificates import certificate, project_alpha
+from .certificates import certificate
 from .exceptions import MKLError
 from .formulations import MKLData
 from .kernels import quadratic_terms
@@ -37,16 +38,19 @@ def weight_polish(data: MKLData, alpha: np.ndarray) -> Certificate | None:
     reg = data.regularizer
     if isinstance(reg, (BlockNorm, Fixed)):  # a penalty, or nothing to choose
         return None
-    a = project_alpha(alpha, data.y, data.C)
-    s, Kc = quadratic_terms(data.kernels.K, data.y * a, data.kernels.symmetric)
-    mu, b = cp.Variable(data.M), cp.Variable()
-    margins = cp.multiply(data.y, Kc.T @ mu + b)
-    objective = 0.5 * (s @ mu) + data.C * cp.sum(cp.pos(1 - margins))
-    problem = cp.Problem(cp.Minimize(objective), reg.constraints(mu))
+    loss = data.loss
+    a = loss.project(alpha, data.y, data.C)
+    s, Kc = quadratic_terms(data.kernels.K, loss.coef(a, data.y), data.kernels.symmetric)
+    mu = cp.Variable(data.M)
+    outputs = Kc.reshape(data.M, -1).T @ mu  # f = sum_m mu_m K_m c, flattened over tasks
+    if Kc.ndim == 3:
+        outputs = cp.reshape(outputs, Kc.shape[1:], order="C")
+    fit = loss.primal_part(outputs, data.y, data.C)
+    problem = cp.Problem(cp.Minimize(0.5 * (s @ mu) + fit.term), [*fit.constraints, *reg.constraints(mu)])
     try:
         solve_auxiliary(problem, reg)
     except MKLError:
         return None
     if mu.value is None or not np.all(np.isfinite(mu.value)):
         return None
-    return certificate(data.kernels, data.y, mu.value, a, data.C, reg)
+    return certificate(data.kernels, data.y, mu.value, a, data.C, reg, loss)

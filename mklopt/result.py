@@ -71,6 +71,8 @@ class Certificate:
     #: Decision-function coefficients when they are not :math:`y\\circ\\alpha`
     #: (per-kernel rows, shape (M, n), for primal-point certificates).
     dual_coef: np.ndarray | None = None
+    #: The loss's part :math:`D(\\alpha)` of the dual value (``1'alpha`` for the hinge).
+    gain: float | None = None
     violation: float = 0.0
     feasible: bool = True
     repaired: bool = False
@@ -122,7 +124,9 @@ class MKLResult:
         A sketch of the training kernels and labels: re-certifying a saved
         result against other kernels is an error, not a wrong answer.
     loss : str
-        The loss (``"hinge"``).
+        The loss's name (``"hinge"``, ``"epsilon_insensitive"``, ...).
+    loss_params : dict
+        Its parameters (``epsilon``, ``nu``).
 
     ``certify(kernels, y, weights, alpha, C=C, regularizer=regularizer)``
     reproduces ``primal``, ``dual``, ``gap`` and ``rel_gap``; :meth:`save` /
@@ -153,6 +157,7 @@ class MKLResult:
     regularizer: Any = None
     fingerprint: dict | None = None
     loss: str = "hinge"
+    loss_params: dict = field(default_factory=dict)
 
     def save(self, path) -> None:
         """Write the result to ``path`` (``.npz``) atomically; see :meth:`load`."""

@@ -52,6 +52,8 @@ class Driver:
     """Base class of outer loops: subclasses implement :meth:`start` and :meth:`step`."""
 
     name = "driver"
+    #: Names of the losses the driver is written for; None: any loss.
+    losses: tuple[str, ...] | None = None
     #: The bounds are bounds on the global optimum (False for DCA).
     certified = True
     #: Target relative gap (set by drivers that take ``tol``).
@@ -72,19 +74,19 @@ class Driver:
 
     def certify(self, weights: np.ndarray, alpha: np.ndarray) -> Certificate:
         d = self.data
-        return certificate(d.kernels, d.y, weights, alpha, d.C, d.regularizer)
+        return certificate(d.kernels, d.y, weights, alpha, d.C, d.regularizer, d.loss)
 
     def svm_step(self, weights: np.ndarray) -> tuple[np.ndarray, Certificate]:
         """Inner SVM at ``weights`` and its certificate; tightens an inexact inner solver.
 
-        :math:`P(\\mu,\\alpha) - (1^\\top\\alpha - \\tfrac12\\mu^\\top s(\\alpha))` is the
+        :math:`P(\\mu,\\alpha) - (D(\\alpha) - \\tfrac12\\mu^\\top s(\\alpha))` is the
         inner SVM's own duality gap at these weights. When it exceeds a tenth of
         the target gap the outer bounds cannot close, so an inner solver with a
         ``tighten()`` method (libsvm) is asked for more accuracy.
         """
         alpha = self.inner(weights)
         cert = self.certify(weights, alpha)
-        inner_gap = cert.primal - (float(np.sum(cert.alpha)) - 0.5 * float(cert.weights @ cert.s))
+        inner_gap = cert.primal - (cert.gain - 0.5 * float(cert.weights @ cert.s))
         if inner_gap > 0.1 * self.tol * max(abs(cert.primal), abs(cert.dual)):
             tighten = getattr(self.inner, "tighten", None)
             tightened = tighten() if tighten is not None else False
@@ -183,9 +185,10 @@ def _result(driver: Driver, best: Certificate, history: list, status: str, upper
         weights=best.weights, alpha=best.alpha, bias=best.bias, primal=best.primal,
         dual=best.dual, gap=best.gap, rel_gap=best.rel_gap, status=status,
         iterations=len(history), history=history, formulation=driver.name, solve_time=elapsed,
-        dual_coef=data.y * best.alpha, kernel_names=list(data.kernels.names), certificate=best,
-        message=message, C=data.C, regularizer=data.regularizer,
+        dual_coef=data.loss.coef(best.alpha, data.y), kernel_names=list(data.kernels.names),
+        certificate=best, message=message, C=data.C, regularizer=data.regularizer,
         fingerprint=kernel_fingerprint(data.kernels, data.y),
+        loss=data.loss.name, loss_params=data.loss.params(),
         info={"upper_bound": upper, "lower_bound": lower})
     driver.finish(result)
     return result

@@ -1,10 +1,11 @@
 """Cutting plane / SILP (Sonnenburg et al. 2006; tutorial Part II; thesis App. D).
 
 Oracle: the SVM at the master's weights adds the cut
-:math:`\\eta \\ge 1^\\top\\alpha^r - \\tfrac12\\sum_m\\mu_m s_m(\\alpha^r)`. Master:
+:math:`\\eta \\ge D(\\alpha^r) - \\tfrac12\\sum_m\\mu_m s_m(\\alpha^r)` (:math:`D` the loss's
+dual gain, :math:`1^\\top\\alpha` for the hinge). Master:
 
 .. math:: \\min_{\\mu\\in\\Theta,\\,\\eta}\\ \\eta \\quad\\text{s.t.}\\quad
-          \\eta \\ge 1^\\top\\alpha^r - \\tfrac12 \\mu^\\top s(\\alpha^r),\\ r=1..t,
+          \\eta \\ge D(\\alpha^r) - \\tfrac12 \\mu^\\top s(\\alpha^r),\\ r=1..t,
 
 an LP (HiGHS) for the simplex and the exact convex master (Clarabel) for any
 other Θ. The master value is a lower bound on OPT (each cut is the SVM dual
@@ -51,7 +52,7 @@ class CuttingPlane(Driver):
         self.master_kind = master
         self.cap = int(max_cuts)
         self.init_weights = init_weights
-        self.offsets = np.zeros((0,))          # 1'alpha^r
+        self.offsets = np.zeros((0,))          # D(alpha^r)
         self.terms = np.zeros((0, data.M))     # s(alpha^r)
         self.ages = np.zeros((0,), dtype=int)
         self._build_master(master_backend)
@@ -77,8 +78,8 @@ class CuttingPlane(Driver):
         self.master_backend, self.master_solver = bk.select_backend(master_backend, cone, "cutting-plane master")
         self.master_options = bk.solver_options(self.master_backend, 1e-10)
 
-    def _add_cut(self, alpha: np.ndarray, s: np.ndarray) -> None:
-        self.offsets = np.append(self.offsets, alpha.sum())
+    def _add_cut(self, gain: float, s: np.ndarray) -> None:
+        self.offsets = np.append(self.offsets, gain)
         self.terms = np.vstack([self.terms, s])
         self.ages = np.append(self.ages, 0)
         if self.offsets.size > self.cap:
@@ -144,7 +145,7 @@ class CuttingPlane(Driver):
     def step(self, weights: np.ndarray) -> Step:
         alpha, cert = self.svm_step(weights)
         self.ages += 1
-        self._add_cut(cert.alpha, cert.s)
+        self._add_cut(cert.gain, cert.s)
         mu_next, master_value = self._solve_master()
         return Step(alpha, cert, mu_next, lower=master_value,
                     extra={"master": master_value, "cuts": int(self.offsets.size)})

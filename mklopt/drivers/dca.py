@@ -121,6 +121,7 @@ class DCA(Driver):
     """
 
     name = "dca"
+    losses = ("hinge",)
     certified = False
     needs_psd = True
 

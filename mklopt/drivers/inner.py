@@ -1,6 +1,8 @@
 """Inner SVM solvers for the outer loops: the SVM dual on a fixed :math:`K_\\mu`.
 
-* ``"libsvm"`` (default): scikit-learn ``SVC(kernel="precomputed")``. SMO
+* ``"libsvm"`` (default): the loss's fast solver on the precomputed
+  :math:`K_\\mu` (scikit-learn ``SVC``, ``SVR``, ``OneClassSVM``; a linear solve
+  for the squared loss; ``"cvxpy"`` for a loss that has none). SMO
   stops on a KKT violation of ``eps``; mklopt starts at ``eps = 0.1 * tol``
   and divides it by 10 (down to 1e-12) whenever the inner SVM's own certified
   gap exceeds a tenth of the target (large C amplifies SMO's error in the
@@ -29,30 +31,28 @@ __all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
 
 
 class LibsvmInner:
-    """SVM at fixed weights via libsvm; :math:`K_\\mu` is built into one reused buffer.
+    """The loss's libsvm-class solver at fixed weights; :math:`K_\\mu` is built into one reused buffer.
 
     .. math:: K_\\mu = \\sum_m \\mu_m K_m \\quad\\text{(one BLAS pass over the stack)}
+
+    The single-kernel problem is :meth:`Loss.fit_inner <mklopt.losses.Loss.fit_inner>`
+    (``SVC``, ``SVR``, ``OneClassSVM``, a linear solve for the squared loss).
 
     Attributes
     ----------
     max_iter : int
-        SMO iteration budget of one call, ``max(10_000, 100 n)``.
+        libsvm iteration budget of one call, ``max(10_000, 100 n)``.
     budget_hits : int
         Calls that stopped at the budget.
     """
 
     name = "libsvm"
 
-    def __init__(self, data: MKLData, tol: float, cache_mb: float = 500.0,
-                 max_iter: int | None = None) -> None:
-        from sklearn.svm import SVC
-
+    def __init__(self, data: MKLData, tol: float, max_iter: int | None = None) -> None:
         self.data = data
         self.eps = max(1e-12, min(1e-3, 0.1 * tol))
         self.max_iter = int(max_iter) if max_iter is not None else max(10_000, 100 * data.n)
         self.budget_hits = 0
-        self.svc = SVC(kernel="precomputed", C=data.C, tol=self.eps, cache_size=cache_mb,
-                       max_iter=self.max_iter)
         self.flat = data.kernels.K.reshape(data.M, -1)
         self.buffer = np.empty(self.flat.shape[1])
 
@@ -61,34 +61,13 @@ class LibsvmInner:
         if self.eps <= 1e-12:
             return False
         self.eps = max(self.eps / 10.0, 1e-12)
-        self.svc.set_params(tol=self.eps)
         return True
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         np.dot(weights, self.flat, out=self.buffer)
         K = self.buffer.reshape(self.data.n, self.data.n)
-        self._fit(K)
-        dual = self.svc.dual_coef_[0]
-        if not np.all(np.isfinite(dual)):
-            raise SolverError(_NOT_FINITE)
-        alpha = np.zeros(self.data.n)
-        alpha[self.svc.support_] = np.abs(dual)
-        return alpha
-
-    def _fit(self, K: np.ndarray) -> None:
-        """``SVC.fit``; its budget warning becomes one MKLWarning, its ValueErrors SolverErrors."""
-        from sklearn.exceptions import ConvergenceWarning
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            try:
-                self.svc.fit(K, self.data.y)
-            except ValueError as exc:
-                raise SolverError(f"{_NOT_FINITE} (libsvm: {exc})") from None
-        hit = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        d = self.data
+        alpha, hit = d.loss.fit_inner(K, d.y, d.C, self.eps, self.max_iter)
         if hit:
             self.budget_hits += 1
             if self.budget_hits == 1:
@@ -97,12 +76,8 @@ class LibsvmInner:
                     "(ill-conditioned kernels or large C); its answer is still certified, "
                     "the reported gap shows how far from optimal it is. Normalize the "
                     "kernels (normalized('trace')) or use inner='cvxpy' if the gap stays large.",
-                    MKLWarning, stacklevel=5)
-
-
-_NOT_FINITE = ("libsvm returned non-finite dual coefficients on K_mu: the kernels' entries are "
-               "too large or too small for double precision; rescale them, e.g. "
-               "KernelSet(K).normalized('trace')")
+                    MKLWarning, stacklevel=4)
+        return alpha
 
 
 class CvxpyInner:
@@ -149,6 +124,8 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
     if callable(name) and not isinstance(name, str):
         return name
     if name == "libsvm":
+        if not data.loss.has_fast_inner:  # a user loss without one: the generic CVXPY solver
+            return CvxpyInner(data, tol, backend)
         return LibsvmInner(data, tol)
     if name == "cvxpy":
         return CvxpyInner(data, tol, backend)

@@ -9,7 +9,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from ..exceptions import FormulationError
 from ..kernels import KernelSet
+from ..losses import DualPart, Hinge, Loss, PrimalPart
 from ..regularizers import Regularizer
 
 
@@ -17,7 +19,9 @@ from ..regularizers import Regularizer
 class MKLData:
     """Validated inputs of one MKL problem.
 
-    ``y`` is in {-1, +1}; ``regularizer`` is the weight set Θ.
+    ``y`` is in the loss's internal form (±1 for the hinge, one ±1 row per
+    class for ``ovr_hinge``, real targets for regression); ``regularizer`` is
+    the weight set Θ.
     """
 
     kernels: KernelSet
@@ -25,6 +29,7 @@ class MKLData:
     C: float
     regularizer: Regularizer
     params: dict = field(default_factory=dict)
+    loss: Loss = field(default_factory=Hinge)
 
     @property
     def n(self) -> int:
@@ -84,39 +89,54 @@ class Formulation:
     summary: str
     needs_psd: bool = True
     page: str = ""
+    #: Names of the losses it is written for; None: any :class:`~mklopt.losses.Loss`.
+    losses: tuple[str, ...] | None = None
 
     def cone_for(self, data: MKLData) -> str:
         return self.cone
 
+    def check_loss(self, loss: Loss) -> None:
+        if self.losses is not None and loss.name not in self.losses:
+            raise FormulationError(
+                f"formulation '{self.name}' is written for loss {' or '.join(self.losses)}, not "
+                f"'{loss.name}'; use 'lp_primal', 'lp_dual', 'qcqp_l1' or 'svm' (any loss).")
 
-def dual_box(data: MKLData) -> tuple[cp.Variable, cp.Expression, list]:
-    """The SVM dual variable, ``y * alpha`` and the box/equality constraints."""
-    alpha = cp.Variable(data.n, name="alpha")
-    return alpha, cp.multiply(data.y, alpha), [alpha >= 0, alpha <= data.C, data.y @ alpha == 0]
+
+def dual_part(data: MKLData) -> DualPart:
+    """The loss's dual variable, coefficients :math:`c(\\alpha)`, gain and dual constraints."""
+    return data.loss.dual_part(data.y, data.C)
 
 
 def quad_terms(factors: list[np.ndarray], coef: cp.Expression) -> list[cp.Expression]:
-    """:math:`s_m = \\|L_m^\\top (y\\circ\\alpha)\\|^2` for each kernel (never a Gram quad_form)."""
+    """:math:`s_m = \\|L_m^\\top c\\|^2` for each kernel (never a Gram quad_form).
+
+    ``coef`` is :math:`c(\\alpha)`: a vector, or one row per task (then
+    :math:`s_m = \\|L_m^\\top C^\\top\\|_F^2 = \\sum_t c_t^\\top K_m c_t`).
+    """
+    coef = coef.T if len(coef.shape) == 2 else coef
     return [cp.sum_squares(L.T @ coef) for L in factors]
 
 
-def margin_problem(data: MKLData):
-    """Primal margin variables: stacked factor ``L``, blocks ``w_m``, bias, slacks.
+def primal_blocks(data: MKLData):
+    """Primal weight blocks :math:`w_m` (one column per task) and the outputs they give.
 
-    Returns ``(w_blocks, b, xi, margin_constraint, hinge_term)`` with the
-    constraint :math:`y_i(\\sum_m L_m[i,:] w_m + b) \\ge 1 - \\xi_i` whose dual
-    values are :math:`\\alpha`.
+    Returns ``(blocks, outputs)`` with :math:`f = \\sum_m L_m w_m`, shaped like
+    the labels (``(n,)`` or ``(T, n)``); the loss adds its offset and data term.
     """
     factors = data.factors()
     sizes = [L.shape[1] for L in factors]
     L = np.hstack(factors)
-    w = cp.Variable(L.shape[1], name="w")
-    b = cp.Variable(name="b")
-    xi = cp.Variable(data.n, nonneg=True, name="xi")
-    margin = cp.multiply(data.y, L @ w + b) >= 1 - xi
+    tasks = data.loss.n_tasks(data.y)
+    w = cp.Variable(L.shape[1] if tasks == 1 else (L.shape[1], tasks), name="w")
+    outputs = L @ w if tasks == 1 else (L @ w).T
     bounds = np.concatenate(([0], np.cumsum(sizes)))
     blocks = [w[bounds[m]:bounds[m + 1]] for m in range(data.M)]
-    return blocks, b, xi, margin, data.C * cp.sum(xi)
+    return blocks, outputs
+
+
+def primal_part(data: MKLData, outputs: cp.Expression) -> PrimalPart:
+    """The loss's data term on ``outputs`` (its offset a variable inside)."""
+    return data.loss.primal_part(outputs, data.y, data.C)
 
 
 def dual_values(constraints: list) -> np.ndarray:

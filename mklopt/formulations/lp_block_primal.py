@@ -26,7 +26,7 @@ import numpy as np
 from ..exceptions import FormulationError
 from ..kernels import quadratic_terms
 from ..regularizers import BlockNorm, LpBall, block_from_weight_norm
-from ._base import Formulation, MKLData, Model, PrimalPoint, margin_problem
+from ._base import Formulation, MKLData, Model, PrimalPoint, primal_blocks, primal_part
 
 
 def block_norm(data: MKLData) -> float:
@@ -41,22 +41,23 @@ def block_norm(data: MKLData) -> float:
 
 def build(data: MKLData, b: float | None = None) -> Model:
     bnorm = block_norm(data) if b is None else BlockNorm(b).b
-    blocks, bias, xi, margin, hinge = margin_problem(data)
+    blocks, outputs = primal_blocks(data)
+    fit = primal_part(data, outputs)
     norms = cp.hstack([cp.norm(w_m, 2) for w_m in blocks])
     block = cp.norm(norms, bnorm) if bnorm != 1 else cp.sum(norms)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.square(block) + hinge), [margin])
+    problem = cp.Problem(cp.Minimize(0.5 * cp.square(block) + fit.term), fit.constraints)
 
     def alpha_value() -> np.ndarray:
-        return np.asarray(margin.dual_value, dtype=float)
+        return fit.alpha()
 
     def extract():
         alpha = alpha_value()
         wn = np.array([np.linalg.norm(w_m.value) for w_m in blocks])
         if np.isinf(bnorm):  # no kernel-weight form at all: report the block norms
-            return wn, alpha, float(bias.value)
+            return wn, alpha, fit.offset()
         s, _ = quadratic_terms(data.kernels.K, data.y * np.clip(alpha, 0, data.C))
         mu = np.where(s > 1e-300, wn / np.sqrt(np.maximum(s, 1e-300)), 0.0)
-        return mu, alpha, float(bias.value)
+        return mu, alpha, fit.offset()
 
     def primal_point() -> PrimalPoint:
         return _function_form(data, [w_m.value for w_m in blocks], bnorm, extract()[0])
@@ -83,4 +84,4 @@ def _function_form(data: MKLData, w_values: list[np.ndarray], bnorm: float,
 FORMULATION = Formulation(
     "lp_block_primal", "SOCP", build,
     "block-norm primal 1/2 ||w||_{2,b}^2 + C sum xi, any b >= 1 (b > 2: primal only)",
-    page="lp_block_primal.md")
+    page="lp_block_primal.md", losses=("hinge",))

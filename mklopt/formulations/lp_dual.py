@@ -2,8 +2,11 @@
 
 .. math::
 
-    \\max_{\\alpha, u}\\ 1^\\top\\alpha - \\sigma_\\Theta(u)
-    \\quad\\text{s.t.}\\quad \\tfrac12 s_m(\\alpha) \\le u_m,\\ 0\\le\\alpha\\le C,\\ y^\\top\\alpha=0.
+    \\max_{\\alpha, u}\\ D_\\ell(\\alpha) - \\sigma_\\Theta(u)
+    \\quad\\text{s.t.}\\quad \\tfrac12 s_m(\\alpha) \\le u_m,\\ \\alpha\\in A_\\ell,
+
+for any loss (hinge: :math:`D = 1^\\top\\alpha`,
+:math:`A = \\{0\\le\\alpha\\le C,\\ y^\\top\\alpha=0\\}`).
 
 For :math:`\\Theta=\\{\\|\\mu\\|_p\\le1\\}`, :math:`\\sigma_\\Theta(u)=\\|u\\|_{p^*}`
 (``p`` the weight norm): p = 1 is the QCQP, p = ∞ the SVM on the sum
@@ -18,7 +21,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import FormulationError
-from ._base import Formulation, MKLData, Model, dual_box, dual_values, quad_terms
+from ._base import Formulation, MKLData, Model, dual_part, dual_values, quad_terms
 
 
 def build(data: MKLData) -> Model:
@@ -27,13 +30,13 @@ def build(data: MKLData) -> Model:
         raise FormulationError(
             f"lp_dual needs a closed-form support function, which {reg!r} does not have; "
             "use formulation='lp_primal' (its certificate still computes the exact dual value).")
-    alpha, coef, cons = dual_box(data)
+    dual = dual_part(data)
     u = cp.Variable(data.M, name="u")
-    quad = [0.5 * s <= u[m] for m, s in enumerate(quad_terms(data.factors(), coef))]
-    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - reg.support_expr(u)), cons + quad)
+    quad = [0.5 * s <= u[m] for m, s in enumerate(quad_terms(data.factors(), dual.coef))]
+    problem = cp.Problem(cp.Maximize(dual.gain - reg.support_expr(u)), dual.constraints + quad)
 
     def extract():
-        return np.clip(dual_values(quad), 0, None), alpha.value, 0.0
+        return np.clip(dual_values(quad), 0, None), dual.alpha.value, 0.0
 
     return Model(problem, extract, reg)
 

@@ -2,11 +2,12 @@
 
 .. math::
 
-    \\max_{\\alpha, t}\\ 1^\\top\\alpha - t \\quad\\text{s.t.}\\quad
-    \\tfrac12 s_m(\\alpha)/v_m \\le t\\ \\ \\forall m,\\quad 0\\le\\alpha\\le C,\\ y^\\top\\alpha=0,
+    \\max_{\\alpha, t}\\ D_\\ell(\\alpha) - t \\quad\\text{s.t.}\\quad
+    \\tfrac12 s_m(\\alpha)/v_m \\le t\\ \\ \\forall m,\\quad \\alpha\\in A_\\ell,
 
 with :math:`v = 1` for the simplex (ℓ1-MKL) and :math:`v` the weights of a
-``WeightedL1`` set. The kernel weights are the multipliers :math:`\\lambda_m`
+``WeightedL1`` set. :math:`D_\\ell, A_\\ell` are the loss's dual gain and set (hinge: :math:`1^\\top\\alpha`,
+:math:`0\\le\\alpha\\le C,\\ y^\\top\\alpha=0`). The kernel weights are the multipliers :math:`\\lambda_m`
 of the quadratic constraints divided by :math:`v_m` (they satisfy
 :math:`\\langle v, \\mu\\rangle = \\sum_m\\lambda_m = 1`).
 """
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..exceptions import FormulationError
 from ..regularizers import LpBall, WeightedL1
-from ._base import Formulation, MKLData, Model, dual_box, dual_values, quad_terms
+from ._base import Formulation, MKLData, Model, dual_part, dual_values, quad_terms
 
 
 def _scales(data: MKLData) -> np.ndarray:
@@ -34,15 +35,15 @@ def _scales(data: MKLData) -> np.ndarray:
 
 def build(data: MKLData) -> Model:
     v = _scales(data)
-    alpha, coef, cons = dual_box(data)
+    dual = dual_part(data)
     t = cp.Variable(name="t")
     # 1/v_m folded into the factor (not the quadratic): far better conditioned
     scaled = [L / np.sqrt(v_m) for L, v_m in zip(data.factors(), v)]
-    quad = [0.5 * s <= t for s in quad_terms(scaled, coef)]
-    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - t), cons + quad)
+    quad = [0.5 * s <= t for s in quad_terms(scaled, dual.coef)]
+    problem = cp.Problem(cp.Maximize(dual.gain - t), dual.constraints + quad)
 
     def extract():
-        return np.clip(dual_values(quad), 0, None) / v, alpha.value, 0.0
+        return np.clip(dual_values(quad), 0, None) / v, dual.alpha.value, 0.0
 
     return Model(problem, extract, data.regularizer)
 

@@ -2,8 +2,10 @@
 
 .. math::
 
-    \\max_\\alpha\\ 1^\\top\\alpha - \\tfrac12 \\sum_m \\mu_m \\|L_m^\\top(y\\circ\\alpha)\\|^2
-    \\quad\\text{s.t.}\\quad 0\\le\\alpha\\le C,\\ y^\\top\\alpha = 0.
+    \\max_{\\alpha\\in A_\\ell}\\ D_\\ell(\\alpha) - \\tfrac12 \\sum_m \\mu_m \\|L_m^\\top c(\\alpha)\\|^2
+
+for any loss (hinge: :math:`D = 1^\\top\\alpha`, :math:`c = y\\circ\\alpha`,
+:math:`0\\le\\alpha\\le C,\\ y^\\top\\alpha = 0`).
 
 The weights are a nonnegative ``cp.Parameter``, so a driver re-solves the
 same compiled problem for new weights (DPP).
@@ -16,7 +18,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ..regularizers import Fixed
-from ._base import Formulation, MKLData, Model, dual_box, quad_terms
+from ._base import Formulation, MKLData, Model, dual_part, quad_terms
 
 
 def build(data: MKLData, weights=None, parametric: bool = False, combined: bool = False) -> Model:
@@ -32,20 +34,20 @@ def build(data: MKLData, weights=None, parametric: bool = False, combined: bool 
     mu0 = np.ones(data.M) if weights is None else Fixed(weights).weights
     if mu0.size != data.M:
         raise InvalidInputError(f"weights must have {data.M} entries (one per kernel), got {mu0.size}.")
-    alpha, coef, cons = dual_box(data)
+    dual = dual_part(data)
     info = {}
     if combined:
-        quad = quad_terms([data.kernels.combined_factor(mu0)], coef)[0]
+        quad = quad_terms([data.kernels.combined_factor(mu0)], dual.coef)[0]
     else:
         mu = cp.Parameter(data.M, nonneg=True, name="weights", value=mu0) if parametric else mu0
-        quad = mu @ cp.hstack(quad_terms(data.factors(), coef))
+        quad = mu @ cp.hstack(quad_terms(data.factors(), dual.coef))
         if parametric:
             info["weights"] = mu
-    problem = cp.Problem(cp.Maximize(cp.sum(alpha) - 0.5 * quad), cons)
+    problem = cp.Problem(cp.Maximize(dual.gain - 0.5 * quad), dual.constraints)
 
     def extract():
         current = info["weights"].value.copy() if parametric else mu0.copy()
-        return current, alpha.value, 0.0
+        return current, dual.alpha.value, 0.0
 
     return Model(problem, extract, Fixed(mu0), info=info)
 

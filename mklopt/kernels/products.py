@@ -26,18 +26,22 @@ def quadratic_terms(stack: np.ndarray, coef: np.ndarray,
     Parameters
     ----------
     stack : ndarray of shape (M, n, n)
-    coef : ndarray of shape (n,)
-        Signed coefficients, ``y * alpha`` for the hinge loss.
+    coef : ndarray of shape (n,) or (T, n)
+        Signed coefficients, ``y * alpha`` for the hinge loss; one row per
+        task for multi-output losses (then :math:`s_m = \\sum_t c_t^\\top K_m c_t`).
     symmetric : bool
         The kernels are symmetric (enables the support-rows path).
 
     Returns
     -------
     s : ndarray of shape (M,)
-    Kc : ndarray of shape (M, n)
+    Kc : ndarray of shape (M, n) or (M, T, n)
     """
     coef = np.asarray(coef, dtype=float)
     M, n = stack.shape[0], stack.shape[1]
+    if coef.ndim == 2:  # one row per task: one batched product for all of them
+        Kc = np.matmul(stack, coef.T).transpose(0, 2, 1)
+        return np.einsum("mtj,tj->m", Kc, coef), Kc
     support = np.flatnonzero(coef)
     if support.size == 0:
         return np.zeros(M), np.zeros((M, n))

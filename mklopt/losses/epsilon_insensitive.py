@@ -1,0 +1,86 @@
+"""ε-insensitive loss (support vector regression): ``loss="epsilon_insensitive"``.
+
+.. math::
+
+    \\ell(y, f) = \\max(0, |y - f| - \\varepsilon), \\qquad
+    D(\\alpha) = y^\\top\\alpha - \\varepsilon\\|\\alpha\\|_1, \\quad
+    A = \\{|\\alpha_i|\\le C,\\ 1^\\top\\alpha = 0\\},
+
+alpha signed (:math:`f = \\sum_m\\mu_m K_m\\alpha + b`). The offset minimizes a
+piecewise-linear sum with breakpoints :math:`y_i - f_i \\pm \\varepsilon`.
+Inner solver: libsvm ``SVR`` (its ``dual_coef_`` is alpha).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_targets
+from ..exceptions import InvalidInputError
+from ._offset import minimize_piecewise_linear
+from ._projection import project_box_hyperplane
+from .base import DualPart, Loss, PrimalPart
+from .libsvm import run_libsvm
+
+__all__ = ["EpsilonInsensitive"]
+
+
+class EpsilonInsensitive(Loss):
+    """:math:`\\max(0, |y-f|-\\varepsilon)` for real targets, ``epsilon >= 0`` (default 0.1)."""
+
+    name = "epsilon_insensitive"
+    has_fast_inner = True
+
+    def __init__(self, epsilon: float = 0.1) -> None:
+        value = float(epsilon) if isinstance(epsilon, (int, float, np.floating)) and not isinstance(epsilon, bool) else None
+        if value is None or not (0.0 <= value < np.inf):
+            raise InvalidInputError(f"epsilon must be a finite number >= 0, got {epsilon!r}.")
+        self.epsilon = value
+
+    def params(self):
+        return {"epsilon": self.epsilon}
+
+    def check_labels(self, y, n):
+        return check_targets(y, n), None
+
+    def project(self, alpha, y, C):
+        return project_box_hyperplane(alpha, np.ones(y.size), 0.0, -C, C)
+
+    def gain(self, alpha, y, C):
+        return float(y @ alpha) - self.epsilon * float(np.sum(np.abs(alpha)))
+
+    def dual_part(self, y, C):
+        beta = cp.Variable(y.size, name="alpha")
+        gain = y @ beta - self.epsilon * cp.norm1(beta)
+        return DualPart(beta, beta, gain, [beta <= C, beta >= -C, cp.sum(beta) == 0])
+
+    def data_term(self, outputs, y, C):
+        r, eps = y - outputs, self.epsilon
+
+        def value(b: float) -> float:
+            return float(np.sum(np.maximum(0.0, np.abs(r - b) - eps)))
+
+        b, h = minimize_piecewise_linear(np.concatenate((r - eps, r + eps)), np.ones(2 * r.size),
+                                         -float(r.size), value)
+        return b, C * h
+
+    def primal_part(self, outputs, y, C):
+        b = cp.Variable(name="b")
+        xi = cp.Variable(y.size, nonneg=True, name="xi")
+        above = y - outputs - b - self.epsilon <= xi
+        below = outputs + b - y - self.epsilon <= xi
+
+        def alpha() -> np.ndarray:
+            return np.asarray(above.dual_value, dtype=float) - np.asarray(below.dual_value, dtype=float)
+
+        return PrimalPart(C * cp.sum(xi), [above, below], alpha, lambda: float(b.value))
+
+    def fit_inner(self, K, y, C, eps, max_iter):
+        from sklearn.svm import SVR
+
+        svr = SVR(kernel="precomputed", C=C, epsilon=self.epsilon, tol=eps, max_iter=max_iter)
+        hit = run_libsvm(svr, K, y)
+        alpha = np.zeros(y.size)
+        alpha[svr.support_] = svr.dual_coef_[0]
+        return alpha, hit
