@@ -8,10 +8,11 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
-from .estimators import MKLClassifier, VKRClassifier
+from .estimators import MKLClassifier, MKLOneClass, MKLRegressor, VKRClassifier
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
                          SolverError)
 from .kernels import KernelSet, kernel_stack
+from .losses import Loss
 from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, LpBall, NonIsotropic,
                            Regularizer, WeightedL1, block_from_weight_norm, weight_from_block_norm)
 from .result import Certificate, MKLResult
@@ -22,6 +23,6 @@ __all__ = [
     "solve", "fit", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
-    "MKLClassifier", "VKRClassifier",
+    "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",
     "MKLError", "InvalidInputError", "KernelError", "NotPSDError", "BackendError", "SolverError",
 ]

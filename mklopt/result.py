@@ -96,11 +96,13 @@ class MKLResult:
     ----------
     weights : ndarray (M,)
         Kernel weights :math:`\\mu`.
-    alpha : ndarray (n,) or (M, n)
-        Dual coefficients :math:`\\alpha` (``0 <= alpha <= C``); per-kernel
-        coefficients :math:`\\alpha_{k,j}` (shape (M, n)) for VKR.
-    bias : float
-        Offset :math:`b`.
+    alpha : ndarray (n,), (n_classes, n) or (M, n)
+        Dual coefficients :math:`\\alpha` in the loss's dual set (hinge:
+        ``0 <= alpha <= C``; regression: signed); one row per class for
+        ``"ovr_hinge"``; per-kernel coefficients :math:`\\alpha_{k,j}`
+        (shape (M, n)) for VKR.
+    bias : float or ndarray (n_classes,)
+        Offset :math:`b` (:math:`-\\rho` for ``"one_class"``; one per class for ``"ovr_hinge"``).
     primal, dual, gap, rel_gap : float
         mklopt's certificate (dual <= OPT <= primal).
     status : str
@@ -112,10 +114,11 @@ class MKLResult:
     backend, formulation : str
     solve_time : float
         Seconds.
-    dual_coef : ndarray (n,)
-        :math:`y \\circ \\alpha` (the decision function's coefficients).
-    classes : ndarray (2,)
-        Original labels mapped to -1 and +1.
+    dual_coef : ndarray (n,) or (n_classes, n)
+        The decision function's coefficients :math:`c(\\alpha)` (:math:`y \\circ \\alpha` for the hinge).
+    classes : ndarray (2,) or (n_classes,)
+        Original labels mapped to -1 and +1 (hinge), or the classes of
+        ``"ovr_hinge"``; None for regression and one-class.
     C : float
         Soft-margin constant of the problem.
     regularizer : Regularizer
@@ -135,7 +138,7 @@ class MKLResult:
 
     weights: np.ndarray
     alpha: np.ndarray
-    bias: float
+    bias: Any
     primal: float
     dual: float
     gap: float
@@ -176,13 +179,17 @@ class MKLResult:
         return self.primal
 
     def decision_function(self, test_kernels) -> np.ndarray:
-        """:math:`f(x) = \\sum_m \\mu_m K_m(x, X)(y\\circ\\alpha) + b`.
+        """:math:`f(x) = \\sum_m \\mu_m K_m(x, X)\\,c + b`, ``c`` the dual coefficients.
 
         Parameters
         ----------
         test_kernels : array (M, n_test, n_train) or (n_test, n_train) when M = 1
             Kernels between test and training points, normalized like the
             training kernels (see :meth:`KernelSet.transform_test`).
+
+        Returns
+        -------
+        ndarray (n_test,), or (n_test, n_classes) for ``"ovr_hinge"`` (one offset per class)
         """
         T = np.asarray(test_kernels, dtype=float)
         if T.ndim == 2:
@@ -194,10 +201,15 @@ class MKLResult:
         return decision_values(T, self.weights, np.asarray(self.dual_coef), self.bias)
 
     def predict(self, test_kernels) -> np.ndarray:
-        """Predicted labels (in the original label values)."""
+        """Predictions of the result's loss: class labels (original values), targets, or ±1 for one-class."""
+        from .certificates import result_loss
+
         f = self.decision_function(test_kernels)
-        classes = self.classes if self.classes is not None else np.array([-1, 1])
-        return np.where(f >= 0, classes[1], classes[0])
+        try:
+            loss = result_loss(self)
+        except InvalidInputError:  # a user loss that is not registered: its decision values
+            return f
+        return loss.predict(f, self.classes)
 
     def summary(self) -> str:
         w = np.array2string(np.asarray(self.weights), precision=4, suppress_small=True)
@@ -232,13 +244,18 @@ def _jsonable(value):
     return value
 
 
-def decision_values(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:
+def decision_values(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias) -> np.ndarray:
     """:math:`f = \\sum_m \\mu_m T_m c + b`, or :math:`\\sum_m T_m c_m + b` for per-kernel rows.
 
-    ``T`` is (M, n_test, n_cols) and ``coef`` (n_cols,) or (M, n_cols) (VKR,
-    block norms b > 2); the (M, n_test) products come first, so the test
-    stack is never copied.
+    ``T`` is (M, n_test, n_cols); ``coef`` is (n_cols,), or (n_tasks, n_cols)
+    with one offset per task (``bias`` an array: multi-output losses, result
+    (n_test, n_tasks)), or (M, n_cols) with a scalar ``bias`` (per-kernel
+    coefficients: VKR, block norms b > 2). The (M, n_test, ...) products come
+    first, so the test stack is never copied.
     """
+    if np.ndim(bias) == 1:
+        return np.einsum("m,mit->it", np.asarray(weights, dtype=float),
+                         np.matmul(T, coef.T)) + np.asarray(bias)
     if coef.ndim == 2:
         return np.einsum("kij,kj->i", T, coef) + bias
     return np.asarray(weights, dtype=float) @ np.tensordot(T, coef, axes=([2], [0])) + bias

@@ -33,7 +33,10 @@ def kernel_fingerprint(kernels, y_pm: np.ndarray) -> dict:
     kernel changes it with probability one.
     """
     sketch = kernels.sketch()
-    labels = hashlib.sha256(np.asarray(y_pm > 0, dtype=np.uint8).tobytes()).hexdigest()
+    y_pm = np.asarray(y_pm, dtype=float)
+    binary = y_pm.ndim == 1 and np.all(np.abs(y_pm) == 1)  # the hinge's +-1 labels (as always)
+    data = (y_pm > 0).astype(np.uint8) if binary else np.ascontiguousarray(y_pm)
+    labels = hashlib.sha256(data.tobytes() + (b"" if binary else str(y_pm.shape).encode())).hexdigest()
     return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
             "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names)}
 
@@ -92,7 +95,8 @@ def _meta(result) -> dict:
     reg = result.regularizer
     spec = reg.to_spec() if reg is not None else None
     return _jsonable({
-        "format": FORMAT, "bias": float(result.bias), "primal": result.primal,
+        "format": FORMAT, "bias": None if np.ndim(result.bias) else float(result.bias),
+        "loss_params": result.loss_params, "primal": result.primal,
         "dual": result.dual, "gap": result.gap, "rel_gap": result.rel_gap,
         "status": result.status, "iterations": int(result.iterations),
         "backend": result.backend, "formulation": result.formulation,
@@ -113,6 +117,8 @@ def save_result(result, path) -> None:
         arrays["dual_coef"] = np.asarray(result.dual_coef, dtype=float)
     if result.classes is not None:
         arrays["classes"] = np.asarray(result.classes)
+    if np.ndim(result.bias):  # one offset per class
+        arrays["bias"] = np.asarray(result.bias, dtype=float)
     atomic_write(path, lambda handle: np.savez(handle, **arrays), (".npz",))
 
 
@@ -142,14 +148,16 @@ def load_result(path):
             raise ValueError(f"format {meta.get('format')!r}")
         reg = from_spec(meta["regularizer"]) if meta.get("regularizer") else None
         result = MKLResult(
-            weights=arrays["weights"], alpha=arrays["alpha"], bias=_float(meta["bias"]),
+            weights=arrays["weights"], alpha=arrays["alpha"],
+            bias=arrays["bias"] if meta["bias"] is None else _float(meta["bias"]),
             primal=_float(meta["primal"]), dual=_float(meta["dual"]), gap=_float(meta["gap"]),
             rel_gap=_float(meta["rel_gap"]), status=meta["status"],
             iterations=meta["iterations"], history=meta["history"], backend=meta["backend"],
             formulation=meta["formulation"], solve_time=meta["solve_time"],
             dual_coef=arrays.get("dual_coef"), classes=arrays.get("classes"),
             kernel_names=meta["kernel_names"], message=meta["message"], info=meta["info"],
-            C=meta["C"], regularizer=reg, fingerprint=meta["fingerprint"], loss=meta["loss"])
+            C=meta["C"], regularizer=reg, fingerprint=meta["fingerprint"], loss=meta["loss"],
+            loss_params=meta.get("loss_params") or {})
     except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
     for record in result.history:

@@ -1,55 +1,31 @@
-"""scikit-learn estimator for multiple kernel learning: :class:`MKLClassifier`.
+"""scikit-learn estimator for multiple kernel learning classification: :class:`MKLClassifier`.
 
-It takes kernel *specifications* (``("rbf", {"gamma": 0.1})``, ``"linear"``,
-a callable ``k(X, Y)``) instead of kernel matrices, so ``X`` stays an
-ordinary 2-D feature array and the estimator works in
-:class:`~sklearn.model_selection.GridSearchCV` and
-:class:`~sklearn.pipeline.Pipeline`. Training kernels are built with
-:meth:`mklopt.KernelSet.from_data` and normalized; test kernels are evaluated
-against the support vectors only, with the training normalization.
-
-Throughout, **p is the weight norm** :math:`\\|\\mu\\|_p \\le 1` (block norm
-:math:`b = 2p/(p+1)`), as in :func:`mklopt.solve`.
+Binary (hinge loss), one-vs-rest with a weight vector per class, or
+multiclass with one shared weight vector (``"ovr_hinge"``). Kernels are
+hyperparameters (see :mod:`mklopt.estimators._base`). Throughout, **p is the
+weight norm** :math:`\\|\\mu\\|_p \\le 1` (block norm :math:`b = 2p/(p+1)`), as in
+:func:`mklopt.solve`.
 """
 
 from __future__ import annotations
 
-import numbers
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from ..api import fit as _fit_loop
-from ..api import solve as _solve_exact
-from .._validation import check_C, check_max_iter, check_tol
+from .._validation import check_C
 from ..exceptions import InvalidInputError
-from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
-from ..kernels._normalize import normalize_test
-from ..regularizers import LpBall, Regularizer, as_regularizer
-from ..result import MKLResult, decision_values
-from .kernel_specs import diagonals, resolve_kernel_specs
+from ..regularizers import Regularizer
+from ._base import AUTO, MKLEstimatorBase
 
 __all__ = ["MKLClassifier"]
 
-#: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
-EXACT = "exact"
-#: The default: the exact solve on small problems, an outer loop otherwise.
-AUTO = "auto"
-#: Largest number of training points for which ``driver="auto"`` solves exactly.
-AUTO_EXACT_MAX_N = 200
-#: Registered drivers of other problems (not MKL over a weight set).
-_VKR_DRIVERS = ("vkr_cd",)
-#: Stop reasons of the outer loops that mean "not converged".
-_NOT_CONVERGED = ("max_iter", "time_limit", "callback")
 
-
-class MKLClassifier(ClassifierMixin, BaseEstimator):
+class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     """Multiple kernel learning classifier (ℓp-MKL or any weight set Θ).
 
     Learns kernel weights :math:`\\mu\\in\\Theta` and an SVM on
@@ -111,13 +87,18 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         relative gap at which an outer loop stops (default 1e-4).
     max_iter : int, optional
         Iteration cap of an outer loop (default: :func:`mklopt.fit`'s).
+    multiclass : {"ovr", "shared"}, default="ovr"
+        More than two classes: ``"ovr"`` solves one binary MKL problem per
+        class, each with its own kernel weights; ``"shared"`` solves one
+        problem with the ``"ovr_hinge"`` loss, all classes sharing one weight
+        vector (one offset per class). Ignored for two classes.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (any values; sorted).
     weights_ : ndarray of shape (M,) or (n_classes, M)
-        Kernel weights μ; one row per class for one-vs-rest.
+        Kernel weights μ; one row per class for ``multiclass="ovr"``.
     dual_coef_ : ndarray of shape (n_SV,) or (n_classes, n_SV)
         :math:`y_i\\alpha_i` of the support vectors ``support_``.
     support_ : ndarray of shape (n_SV,)
@@ -128,7 +109,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     result_ : MKLResult or list of MKLResult
         The full result with its certificate (``primal``, ``dual``,
         ``rel_gap``, ``status``, ``history``); a list, one per class, for
-        one-vs-rest.
+        ``multiclass="ovr"``.
     n_iter_ : int or ndarray of shape (n_classes,)
         Outer-loop iterations (1 for an exact solve).
     kernel_specs_ : list
@@ -145,10 +126,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    **Multiclass**: one-vs-rest. For each class ``c`` a binary MKL problem
-    (class ``c`` against all others) is solved with its own kernel weights;
-    ``decision_function`` returns one column per class and ``predict`` the
-    argmax. **Binary**: labels may be any two values; ``classes_[1]`` is
+    **Multiclass**: one-vs-rest. With ``multiclass="ovr"`` a binary MKL
+    problem (class ``c`` against all others) is solved per class with its own
+    kernel weights; with ``"shared"`` one problem (loss ``"ovr_hinge"``)
+    learns one weight vector for all classes. ``decision_function`` returns
+    one column per class and ``predict`` the argmax. **Binary**: labels may be any two values; ``classes_[1]`` is
     the positive class (decision value > 0).
 
     Examples
@@ -165,7 +147,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, kernels: Sequence[Any] | None = None, normalization: str | None = "multiplicative",
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  C: float = 1.0, driver: str = AUTO, backend: str | None = None,
-                 tol: float | None = None, max_iter: int | None = None) -> None:
+                 tol: float | None = None, max_iter: int | None = None,
+                 multiclass: str = "ovr") -> None:
         self.kernels = kernels
         self.normalization = normalization
         self.theta = theta
@@ -176,6 +159,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.tol = tol
         self.max_iter = max_iter
+        self.multiclass = multiclass
+
+    def _loss_name(self) -> str:
+        shared = self.multiclass == "shared" and getattr(self, "classes_", np.arange(2)).size > 2
+        return "ovr_hinge" if shared else "hinge"
 
     # ----------------------------------------------------------------- fit
     def fit(self, X, y) -> "MKLClassifier":
@@ -193,102 +181,31 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        self._check_params()
+        if self.multiclass not in ("ovr", "shared"):
+            raise InvalidInputError(f"multiclass must be 'ovr' or 'shared', got {self.multiclass!r}.")
+        check_C(self.C)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise InvalidInputError(
                 f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_[0]!r}).")
-        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
-        kernel_set = self._training_kernels(X)
-        self.kernel_names_ = list(kernel_set.names)
-        self.driver_ = self._resolve_driver(kernel_set.n)
-        if self.classes_.size == 2:
-            results = [self._fit_binary(kernel_set, y)]
+        self._check_common_params()
+        kernel_set = self._prepare_kernels(X)
+        if self.classes_.size == 2 or self.multiclass == "shared":
+            results = [self._solve(kernel_set, y, self._loss_name(), self.C)]
         else:
-            results = [self._fit_binary(kernel_set, np.where(y == c, 1.0, -1.0))
+            results = [self._solve(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
                        for c in self.classes_]
         self._store(results, kernel_set, X)
+        one = len(results) == 1
+        self.weights_ = self._weights[0] if one else np.array(self._weights)
+        self.dual_coef_ = self._coef[0] if one else np.vstack(self._coef)
+        self.intercept_ = np.hstack([np.atleast_1d(np.asarray(b, dtype=float)) for b in self._biases])
+        iters = np.array([max(1, int(r.iterations)) for r in results])
+        self.n_iter_ = int(iters[0]) if one else iters
+        self.result_ = results[0] if one else results
         return self
 
-    def _resolve_driver(self, n: int) -> str:
-        if self.driver != AUTO:
-            return self.driver
-        if n <= AUTO_EXACT_MAX_N:
-            return EXACT
-        reg = as_regularizer(self.regularizer, self.p)
-        return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
-
-    def _check_params(self) -> None:
-        if self.normalization is not None and self.normalization not in NORMALIZATIONS:
-            raise InvalidInputError(
-                f"normalization must be None or one of {NORMALIZATIONS}, got {self.normalization!r}.")
-        drivers = [AUTO, *_driver_names()]
-        if self.driver in _VKR_DRIVERS:
-            raise InvalidInputError(
-                f"driver {self.driver!r} solves Voted Kernel Regularization, not MKL; use "
-                f"mklopt.VKRClassifier(solver='cd'), or one of {drivers}.")
-        if self.driver not in drivers:
-            raise InvalidInputError(f"driver must be one of {drivers}, got {self.driver!r}.")
-        if not (isinstance(self.theta, numbers.Integral) and self.theta >= 0):
-            raise InvalidInputError(f"theta must be an integer >= 0, got {self.theta!r}.")
-        if self.tol is not None:
-            check_tol(self.tol)
-        if self.max_iter is not None:
-            check_max_iter(self.max_iter)
-        check_C(self.C)
-        as_regularizer(self.regularizer, self.p)  # validates p and the regularizer type
-
-    def _training_kernels(self, X: np.ndarray) -> KernelSet:
-        ks = KernelSet.from_data(X, self.kernel_specs_)
-        if self.normalization is None:
-            return ks
-        theta = self.theta if self.normalization == "tail_sum" else None
-        return ks.normalized(self.normalization, theta=theta)
-
-    def _fit_binary(self, kernel_set: KernelSet, y: np.ndarray) -> MKLResult:
-        """Solve one two-class MKL problem on the training kernels."""
-        common = dict(C=self.C, p=self.p, regularizer=self.regularizer, backend=self.backend)
-        if self.driver_ == EXACT:
-            reg = as_regularizer(self.regularizer, self.p)
-            formulation = "lp_dual" if reg.has_support_expr else "lp_primal"
-            tol = 1e-8 if self.tol is None else self.tol
-            return _solve_exact(kernel_set, y, formulation, tol=tol, **common)
-        extra = {"theta": self.theta} if self.driver_ == "dca" else {}
-        tol = 1e-4 if self.tol is None else self.tol
-        result = _fit_loop(kernel_set, y, self.driver_, tol=tol, max_iter=self.max_iter,
-                           **common, **extra)
-        if result.status in _NOT_CONVERGED:
-            warnings.warn(
-                f"MKLClassifier: driver '{self.driver_}' stopped on {result.status} with certified "
-                f"rel_gap {result.rel_gap:.2e} > tol {tol:g}; increase max_iter or use driver='exact'.",
-                ConvergenceWarning, stacklevel=3)
-        return result
-
-    def _store(self, results: list[MKLResult], kernel_set: KernelSet, X: np.ndarray) -> None:
-        """Keep what prediction needs: support vectors, their coefficients, the normalization."""
-        coefs = np.array([np.asarray(r.dual_coef, dtype=float) for r in results])
-        self.support_ = np.flatnonzero(np.any(np.abs(coefs) > 0, axis=tuple(range(coefs.ndim - 1))))
-        self.support_vectors_ = X[self.support_]
-        self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
-        diag = kernel_set._train_diag
-        self._train_diag = None if diag is None else diag[:, self.support_].copy()
-        self._coef = coefs[..., self.support_]
-        weights = np.array([np.asarray(r.weights, dtype=float) for r in results])
-        iters = np.array([max(1, int(r.iterations)) for r in results])
-        self.intercept_ = np.array([float(r.bias) for r in results])
-        binary = len(results) == 1
-        self.weights_ = weights[0] if binary else weights
-        self.dual_coef_ = coefs[0, self.support_] if binary else coefs[:, self.support_]
-        self.n_iter_ = int(iters[0]) if binary else iters
-        self.result_ = results[0] if binary else results
-
     # ------------------------------------------------------------ predict
-    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
-        """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
-        T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
-        test_diag = diagonals(X, self.kernel_specs_) if self._train_diag is not None else None
-        return normalize_test(T, self._scales, self._train_diag, test_diag)
-
     def decision_function(self, X) -> np.ndarray:
         """Signed distance to the margin.
 
@@ -299,14 +216,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Binary: > 0 means ``classes_[1]``. One-vs-rest: one column per class.
+            Binary: > 0 means ``classes_[1]``. Multiclass: one column per class.
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        T = self._test_kernels(X)
-        results = [self.result_] if isinstance(self.result_, MKLResult) else self.result_
-        scores = [decision_values(T, r.weights, coef, r.bias) for r, coef in zip(results, self._coef)]
-        return scores[0] if len(scores) == 1 else np.column_stack(scores)
+        return self._decision(X)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels.
@@ -323,9 +235,3 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
-
-
-def _driver_names() -> list[str]:
-    from ..drivers import DRIVERS
-
-    return [EXACT, *sorted(d for d in DRIVERS if d not in _VKR_DRIVERS)]

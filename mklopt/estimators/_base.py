@@ -1,0 +1,152 @@
+"""What every MKL estimator shares: kernels from specs, the solve, the stored model, prediction.
+
+The estimators take kernel *specifications* (``("rbf", {"gamma": 0.1})``,
+``"linear"``, a callable ``k(X, Y)``) instead of kernel matrices, so ``X``
+stays an ordinary 2-D feature array and they work in
+:class:`~sklearn.model_selection.GridSearchCV` and
+:class:`~sklearn.pipeline.Pipeline`. Training kernels are built with
+:meth:`mklopt.KernelSet.from_data` and normalized; test kernels are evaluated
+against the support vectors only, with the training normalization. A fitted
+estimator keeps the support vectors' features and coefficients, the kernel
+weights and the normalization constants, never the training kernel stack.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..api import fit as _fit_loop
+from ..api import solve as _solve_exact
+from .._validation import check_max_iter, check_tol
+from ..exceptions import InvalidInputError
+from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
+from ..kernels._normalize import normalize_test
+from ..losses import Loss
+from ..regularizers import LpBall, as_regularizer
+from ..result import MKLResult, decision_values
+from .kernel_specs import diagonals, resolve_kernel_specs
+
+__all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "AUTO_EXACT_MAX_N", "driver_names"]
+
+#: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
+EXACT = "exact"
+#: The default: the exact solve on small problems, an outer loop otherwise.
+AUTO = "auto"
+#: Largest number of training points for which ``driver="auto"`` solves exactly.
+AUTO_EXACT_MAX_N = 200
+#: Registered drivers of other problems (not MKL over a weight set).
+_VKR_DRIVERS = ("vkr_cd",)
+#: Stop reasons of the outer loops that mean "not converged".
+_NOT_CONVERGED = ("max_iter", "time_limit", "callback")
+
+
+def driver_names(loss: str = "hinge") -> list[str]:
+    """``"exact"`` and the registered MKL drivers written for ``loss``."""
+    from ..drivers import DRIVERS
+
+    usable = [d for d, cls in DRIVERS.items() if d not in _VKR_DRIVERS
+              and (getattr(cls, "losses", None) is None or loss in cls.losses)]
+    return [EXACT, *sorted(usable)]
+
+
+class MKLEstimatorBase(BaseEstimator):
+    """Shared machinery; subclasses set the loss and the label handling."""
+
+    def _loss_name(self) -> str:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ params
+    def _check_common_params(self) -> None:
+        if self.normalization is not None and self.normalization not in NORMALIZATIONS:
+            raise InvalidInputError(
+                f"normalization must be None or one of {NORMALIZATIONS}, got {self.normalization!r}.")
+        drivers = [AUTO, *driver_names(self._loss_name())]
+        if self.driver in _VKR_DRIVERS:
+            raise InvalidInputError(
+                f"driver {self.driver!r} solves Voted Kernel Regularization, not MKL; use "
+                f"mklopt.VKRClassifier(solver='cd'), or one of {drivers}.")
+        if self.driver not in drivers:
+            raise InvalidInputError(f"driver must be one of {drivers}, got {self.driver!r}.")
+        if not (isinstance(self.theta, numbers.Integral) and self.theta >= 0):
+            raise InvalidInputError(f"theta must be an integer >= 0, got {self.theta!r}.")
+        if self.tol is not None:
+            check_tol(self.tol)
+        if self.max_iter is not None:
+            check_max_iter(self.max_iter)
+        as_regularizer(self.regularizer, self.p)  # validates p and the regularizer type
+
+    # --------------------------------------------------------------- fit
+    def _prepare_kernels(self, X: np.ndarray) -> KernelSet:
+        """Resolve the kernel specs and build the normalized training kernels."""
+        if X.shape[0] < 2:
+            raise InvalidInputError(
+                f"{type(self).__name__} needs at least 2 training points, got n_samples={X.shape[0]}.")
+        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
+        ks = KernelSet.from_data(X, self.kernel_specs_)
+        if self.normalization is not None:
+            theta = self.theta if self.normalization == "tail_sum" else None
+            ks = ks.normalized(self.normalization, theta=theta)
+        self.kernel_names_ = list(ks.names)
+        self.driver_ = self._resolve_driver(ks.n)
+        return ks
+
+    def _resolve_driver(self, n: int) -> str:
+        if self.driver != AUTO:
+            return self.driver
+        if n <= AUTO_EXACT_MAX_N:
+            return EXACT
+        reg = as_regularizer(self.regularizer, self.p)
+        return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
+
+    def _solve(self, kernel_set: KernelSet, y, loss: Loss | str, C: float = 1.0) -> MKLResult:
+        """One certified MKL problem on the training kernels, exact or by an outer loop."""
+        common = dict(C=C, p=self.p, regularizer=self.regularizer, backend=self.backend, loss=loss)
+        if self.driver_ == EXACT:
+            reg = as_regularizer(self.regularizer, self.p)
+            formulation = "lp_dual" if reg.has_support_expr else "lp_primal"
+            tol = 1e-8 if self.tol is None else self.tol
+            return _solve_exact(kernel_set, y, formulation, tol=tol, **common)
+        extra = {"theta": self.theta} if self.driver_ == "dca" else {}
+        tol = 1e-4 if self.tol is None else self.tol
+        result = _fit_loop(kernel_set, y, self.driver_, tol=tol, max_iter=self.max_iter,
+                           **common, **extra)
+        if result.status in _NOT_CONVERGED:
+            warnings.warn(
+                f"{type(self).__name__}: driver '{self.driver_}' stopped on {result.status} with "
+                f"certified rel_gap {result.rel_gap:.2e} > tol {tol:g}; increase max_iter or use "
+                "driver='exact'.", ConvergenceWarning, stacklevel=4)
+        return result
+
+    def _store(self, results: list[MKLResult], kernel_set: KernelSet, X: np.ndarray) -> None:
+        """Keep what prediction needs: support vectors, their coefficients, the normalization."""
+        coefs = [np.atleast_2d(np.asarray(r.dual_coef, dtype=float)) for r in results]
+        nonzero = np.any(np.abs(np.vstack(coefs)) > 0, axis=0)
+        self.support_ = np.flatnonzero(nonzero)
+        self.support_vectors_ = X[self.support_]
+        self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
+        diag = kernel_set._train_diag
+        self._train_diag = None if diag is None else diag[:, self.support_].copy()
+        self._coef = [np.asarray(r.dual_coef, dtype=float)[..., self.support_] for r in results]
+        self._biases = [r.bias for r in results]
+        self._weights = [np.asarray(r.weights, dtype=float) for r in results]
+
+    # ----------------------------------------------------------- predict
+    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
+        """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
+        T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
+        test_diag = diagonals(X, self.kernel_specs_) if self._train_diag is not None else None
+        return normalize_test(T, self._scales, self._train_diag, test_diag)
+
+    def _decision(self, X) -> np.ndarray:
+        """Decision values: one column per stored problem (or per class of a shared one)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        T = self._test_kernels(X)
+        scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
+        return scores[0] if len(scores) == 1 else np.column_stack(scores)
