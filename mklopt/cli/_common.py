@@ -23,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..losses import LOSSES
 from ..exceptions import InvalidInputError
-from ._parsing import (block_norm, nonnegative_int, parse_kernel_spec, positive_float,
-                       weight_norm)
+from ._parsing import (block_norm, nonnegative_int, parse_kernel_spec, parse_number,
+                       positive_float, weight_norm)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -70,6 +71,14 @@ def add_instance_args(sub: argparse.ArgumentParser, *, from_file: bool = False) 
                      help="tail-sum cutoff, an integer >= 0 (default 2)")
     sub.add_argument("--C", type=positive_float, default=None if from_file else 1.0,
                      help=f"soft-margin constant > 0 (default {default})")
+    sub.add_argument("--loss", choices=sorted(LOSSES), default=None,
+                     help="loss (default hinge" + (", or as saved" if from_file else "") + "): "
+                     "epsilon_insensitive/squared_error take real targets y, one_class needs no y, "
+                     "ovr_hinge takes several classes")
+    sub.add_argument("--epsilon", type=parse_number, default=None,
+                     help="tube width >= 0 of --loss epsilon_insensitive (default 0.1)")
+    sub.add_argument("--nu", type=parse_number, default=None,
+                     help="nu in (0, 1] of --loss one_class (default 0.5)")
     norm = sub.add_mutually_exclusive_group()
     norm.add_argument("--p", type=weight_norm, default=None,
                       help=f"WEIGHT norm p in [1, inf]: ||mu||_p <= 1 (default {default}; "
@@ -138,11 +147,12 @@ def load_instance(args: argparse.Namespace, psd: bool = True):
     if args.kernel and not args.data:
         raise InvalidInputError("--kernel builds kernels from features: use it with --data, "
                                 "not --kernels.")
+    labels = [] if getattr(args, "loss", None) == "one_class" else ["y"]  # one-class: no y
     if args.kernels:
-        arrays = load_npz(args.kernels, ["K", "y"])
+        arrays = load_npz(args.kernels, ["K", *labels])
         ks = KernelSet(arrays["K"], **checks)
     else:
-        arrays = load_npz(args.data, ["X", "y"])
+        arrays = load_npz(args.data, ["X", *labels])
         X = np.asarray(arrays["X"])
         if X.ndim != 2 or X.dtype.kind not in "biuf":
             raise InvalidInputError(f"X in {args.data} must be a 2-D (n, d) numeric array, "
@@ -150,7 +160,23 @@ def load_instance(args: argparse.Namespace, psd: bool = True):
         ks = KernelSet.from_data(X.astype(float), resolve_kernel_specs(args.kernel, X), **checks)
     if args.normalize:
         ks = ks.normalized(args.normalize, theta=args.theta if args.normalize == "tail_sum" else None)
-    return ks, arrays["y"]
+    return ks, arrays.get("y")
+
+
+def loss_options(args: argparse.Namespace, default: str | None = "hinge") -> dict:
+    """``loss=``, ``epsilon=``, ``nu=`` keyword arguments from ``--loss``/``--epsilon``/``--nu``.
+
+    The combination is validated here (an ``--epsilon`` for another loss is an error).
+    """
+    from ..losses import as_loss
+
+    name = args.loss or default
+    if name is None:
+        if args.epsilon is not None or args.nu is not None:
+            raise InvalidInputError("--epsilon/--nu need --loss (or a saved result of that loss).")
+        return {}
+    as_loss(name, epsilon=args.epsilon, nu=args.nu)
+    return {"loss": name, "epsilon": args.epsilon, "nu": args.nu}
 
 
 def check_backend_names(names: Sequence[str]) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ..exceptions import InvalidInputError, MKLError
 from ._common import (EXIT_FAIL, EXIT_OK, add_instance_args, check_backend_names, fmt_weights,
-                      load_instance, norm_options, one_line, table)
+                      load_instance, loss_options, norm_options, one_line, table)
 from ._parsing import tolerance
 
 
@@ -71,7 +71,11 @@ def run(args: argparse.Namespace) -> int:
 
     block_only = args.b is not None and args.b > 2
     p, extra = norm_options(args, "lp_block_primal" if block_only else None)
-    forms = _formulations(args, p, block_only)
+    losses = loss_options(args)
+    forms = [f for f in _formulations(args, p, block_only)  # those written for this loss
+             if FORMULATIONS[f].losses is None or losses["loss"] in FORMULATIONS[f].losses]
+    if not forms:
+        raise InvalidInputError(f"no formulation of this comparison is written for loss '{losses['loss']}'.")
     if args.backends:
         check_backend_names(_split(args.backends))
     ks, y = load_instance(args)
@@ -92,7 +96,7 @@ def _cell(solve: Callable, ks, y, form: str, backend: str, args, p: float, extra
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = solve(ks, y, form, C=args.C, p=p, backend=backend, tol=1e-8,
-                        **(extra if form == "lp_block_primal" else {}))
+                        **(extra if form == "lp_block_primal" else {}), **loss_options(args))
     except MKLError as exc:
         row.update(status="failed", note=one_line(exc))
         return row

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..exceptions import InvalidInputError
 from ..result_io import atomic_write
 from ._common import (EXIT_FAIL, EXIT_OK, add_instance_args, check_backend_names, check_out,
-                      load_instance, norm_options)
+                      load_instance, loss_options, norm_options)
 from ._parsing import parse_param, positive_float, positive_int, tolerance
 
 OUT_SUFFIXES = (".npz", ".json")
@@ -88,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
     _check_options(args)
     if args.backend is not None:
         check_backend_names([args.backend])
+    losses = loss_options(args)
     ks, y = load_instance(args, psd=needs_psd(args))
-    params = dict(args.param or [])
+    params = {**dict(args.param or []), **losses}
     if args.driver:
         p, _ = norm_options(args, None)
         if args.driver == "dca":

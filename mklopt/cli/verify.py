@@ -24,7 +24,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_OK, add_instance_args, load_instance,
-                      load_npz, norm_options, one_line, open_npz)
+                      load_npz, loss_options, norm_options, one_line, open_npz)
 from ._parsing import tolerance
 
 DEFAULT_TOL = 1e-6
@@ -98,8 +98,13 @@ def certify_candidate(args: argparse.Namespace, ks, y, candidate):
     if isinstance(candidate, dict):
         return certify(ks, y, candidate["weights"], candidate["alpha"],
                        C=1.0 if args.C is None else args.C,
-                       p=1.0 if given_p is None else given_p, repair=args.repair)
-    return certify_result(ks, y, candidate, C=args.C, p=given_p, repair=args.repair)
+                       p=1.0 if given_p is None else given_p, repair=args.repair,
+                       **loss_options(args))
+    losses = loss_options(args, default=None)
+    if losses.get("epsilon") is not None or losses.get("nu") is not None:
+        raise InvalidInputError("a saved result carries its loss parameters; drop --epsilon/--nu.")
+    return certify_result(ks, y, candidate, C=args.C, p=given_p, repair=args.repair,
+                          loss=losses.get("loss"))
 
 
 def verdict(cert, tol: float) -> tuple[bool, str]:
