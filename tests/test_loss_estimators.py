@@ -1,0 +1,103 @@
+"""MKLRegressor, MKLOneClass and MKLClassifier(multiclass="shared"): scikit-learn conventions
+and agreement with libsvm where MKL reduces to one kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVR, OneClassSVM
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import mklopt
+from mklopt import InvalidInputError, MKLClassifier, MKLOneClass, MKLRegressor
+
+FAST = dict(kernels=[("linear", {}), ("rbf", {"gamma": "scale"})], p=2.0, driver="wrapper", tol=1e-3)
+
+
+@parametrize_with_checks([MKLRegressor(**FAST), MKLRegressor(loss="squared_error", **FAST),
+                          MKLOneClass(**FAST), MKLClassifier(multiclass="shared", **FAST)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_exported_from_the_top_level():
+    assert {"MKLRegressor", "MKLOneClass", "Loss"} <= set(mklopt.__all__)
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, train_size=150, test_size=150, random_state=0)
+    scaler = StandardScaler().fit(X_tr)
+    return scaler.transform(X_tr), scaler.transform(X_te), y_tr, y_te
+
+
+@pytest.mark.parametrize("driver", ["exact", "wrapper"])
+def test_regressor_with_one_kernel_is_svr(diabetes, driver):
+    X_tr, X_te, y_tr, _ = diabetes
+    gamma = 0.05
+    reg = MKLRegressor(kernels=[("rbf", {"gamma": gamma})], normalization=None, C=50.0, epsilon=5.0,
+                       driver=driver, tol=1e-10 if driver == "exact" else 1e-9).fit(X_tr, y_tr)
+    svr = SVR(kernel="rbf", gamma=gamma, C=50.0, epsilon=5.0, tol=1e-12).fit(X_tr, y_tr)
+    np.testing.assert_allclose(reg.predict(X_te), svr.predict(X_te), rtol=0, atol=1e-4 * np.std(y_tr))
+    assert reg.result_.rel_gap <= 1e-8
+
+
+def test_regressor_learns_weights_and_scores(diabetes):
+    X_tr, X_te, y_tr, y_te = diabetes
+    reg = MKLRegressor(p=4 / 3, C=100.0, epsilon=5.0).fit(X_tr, y_tr)
+    assert reg.result_.status == "optimal" and reg.weights_.shape == (5,)
+    assert reg.score(X_te, y_te) > 0.3  # R^2 on held-out data (a linear model gets about 0.45)
+    ridge = MKLRegressor(loss="squared_error", p=2.0, C=1.0, driver="wrapper", tol=1e-6).fit(X_tr, y_tr)
+    assert ridge.result_.rel_gap <= 1e-6 and ridge.score(X_te, y_te) > 0.3
+
+
+def test_one_class_with_one_kernel_is_one_class_svm(diabetes):
+    X_tr, X_te, _, _ = diabetes
+    occ = MKLOneClass(kernels=[("rbf", {"gamma": 0.1})], normalization=None, nu=0.2,
+                      driver="exact", tol=1e-10).fit(X_tr)
+    ref = OneClassSVM(kernel="rbf", gamma=0.1, nu=0.2, tol=1e-12).fit(X_tr)
+    scale = 0.2 * X_tr.shape[0]  # libsvm's coefficients sum to nu n, mklopt's to 1
+    np.testing.assert_allclose(occ.decision_function(X_te) * scale, ref.decision_function(X_te), atol=1e-5)
+    np.testing.assert_array_equal(occ.predict(X_te), ref.predict(X_te))
+    np.testing.assert_allclose(occ.score_samples(X_te) * scale, ref.score_samples(X_te), atol=1e-5)
+
+
+def test_one_class_nu_bounds_the_training_outliers(diabetes):
+    X_tr = diabetes[0]
+    for nu in (0.05, 0.3):
+        occ = MKLOneClass(nu=nu, p=2.0).fit(X_tr)
+        assert np.mean(occ.predict(X_tr) == -1) <= nu + 1.0 / X_tr.shape[0]
+        assert occ.dual_coef_.sum() == pytest.approx(1.0, abs=1e-6)
+
+
+def test_shared_weights_multiclass_on_digits():
+    X, y = load_digits(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X / 16.0, y, train_size=300, test_size=300, random_state=0)
+    kernels = [("rbf", {"gamma": g}) for g in (0.005, 0.02, 0.08)] + ["linear"]
+    shared = MKLClassifier(kernels=kernels, multiclass="shared", p=2.0, C=10.0).fit(X_tr, y_tr)
+    assert shared.result_.loss == "ovr_hinge" and shared.weights_.shape == (4,)
+    assert shared.decision_function(X_te).shape == (300, 10) and shared.intercept_.shape == (10,)
+    assert shared.score(X_te, y_te) > 0.9
+    ovr = MKLClassifier(kernels=kernels, multiclass="ovr", p=2.0, C=10.0).fit(X_tr, y_tr)
+    assert ovr.weights_.shape == (10, 4)
+    # the shared problem is the sum of the one-vs-rest problems with one more constraint
+    # (equal weights), so its optimum is at least the sum of theirs
+    assert shared.result_.primal >= sum(r.dual for r in ovr.result_)
+
+
+def test_estimator_bad_parameters():
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
+    with pytest.raises(InvalidInputError, match="loss must be one of"):
+        MKLRegressor(loss="hinge").fit(X, y)
+    with pytest.raises(InvalidInputError, match="epsilon must be"):
+        MKLRegressor(epsilon=-1.0).fit(X, y)
+    with pytest.raises(InvalidInputError, match="nu must be"):
+        MKLOneClass(nu=0.0).fit(X)
+    with pytest.raises(InvalidInputError, match="multiclass must be"):
+        MKLClassifier(multiclass="ovo").fit(X, y % 3)
+    with pytest.raises(InvalidInputError, match="driver must be one of"):
+        MKLRegressor(driver="dca").fit(X, y)
