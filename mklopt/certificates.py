@@ -1,22 +1,23 @@
-"""Duality-gap certificates for any MKL candidate (DESIGN §6).
+"""Duality-gap certificates for any MKL candidate (DESIGN §6, §11).
 
 Given weights :math:`\\mu` and dual coefficients :math:`\\alpha` from *any*
-solver, mklopt computes by itself
+solver, mklopt computes by itself, for the problem's loss :math:`\\ell`,
 
 .. math::
 
-    P &= \\tfrac12 \\sum_m \\mu_m s_m(\\alpha)
-         + C \\sum_i \\max\\bigl(0,\\ 1 - y_i (f_i + b^*)\\bigr),
-         \\qquad f = K_\\mu (y\\circ\\alpha),\\\\
-    G &= 1^\\top\\alpha - \\tfrac12 \\sigma_\\Theta\\bigl(s(\\alpha)\\bigr),
+    P &= \\tfrac12 \\sum_m \\mu_m s_m(\\alpha) + C \\min_b \\sum_i \\ell(y_i, f_i + b),
+         \\qquad f = \\sum_m \\mu_m K_m c(\\alpha),\\\\
+    G &= D_\\ell(\\alpha) - \\tfrac12 \\sigma_\\Theta\\bigl(s(\\alpha)\\bigr),
 
 for weights :math:`\\mu` in Θ *as given* (their violation of Θ is part of the
 certificate: an infeasible candidate is never certified, and repair by
-projection onto Θ is explicit), after projecting :math:`\\alpha` onto
-:math:`\\{0\\le\\alpha\\le C,\\ y^\\top\\alpha=0\\}`, with :math:`b^*` the exact
-minimizer of the hinge sum (checked at the breakpoints :math:`b = y_i - f_i`).
-Weak duality gives :math:`G \\le \\mathrm{OPT} \\le P`; the gap is reported
-absolute and relative to the problem's value (:func:`relative_gap`).
+projection onto Θ is explicit), after projecting :math:`\\alpha` onto the
+loss's dual set :math:`A_\\ell`. For the hinge :math:`c = y\\circ\\alpha`,
+:math:`D = 1^\\top\\alpha`, :math:`A = \\{0\\le\\alpha\\le C,\\ y^\\top\\alpha=0\\}`, and the best
+bias is found exactly at the breakpoints :math:`b = y_i - f_i`; every loss
+supplies its exact offset rule (:mod:`mklopt.losses`). Weak duality gives
+:math:`G \\le \\mathrm{OPT} \\le P`; the gap is reported absolute and relative
+to the problem's value (:func:`relative_gap`).
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def result_loss(result, loss=None) -> Loss:
         return loss
     if result.loss not in LOSSES:
         raise InvalidInputError(f"the result's loss {result.loss!r} is user code; pass loss=.")
-    return as_loss(result.loss, **(result.loss_params or {}))
+    return LOSSES[result.loss](**(result.loss_params or {}))
 
 
 def check_loss_C(C, loss: Loss) -> float:

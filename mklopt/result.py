@@ -20,8 +20,8 @@ def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
     """:math:`(P - G) / \\max(|P|, |G|, 10^{-12}\\,\\text{scale})`.
 
     Relative to the problem's own value; ``scale`` is a data-derived size of
-    the objective (:math:`Cn` for the hinge loss: the primal value at
-    :math:`w = 0`), used only so that exact zeros do not divide by zero.
+    the objective (:math:`Cn`; for the hinge loss the primal value at
+    :math:`w = 0, b = 0`), used only so that exact zeros do not divide by zero.
     """
     if not np.isfinite(gap):
         return float(gap) if not np.isnan(gap) else np.inf
@@ -41,11 +41,13 @@ class Certificate:
     Attributes
     ----------
     primal : float
-        :math:`P = \\tfrac12\\sum_m\\mu_m s_m(\\alpha) + C\\sum_i\\max(0, 1-y_i(f_i+b^*))`.
+        :math:`P = \\tfrac12\\sum_m\\mu_m s_m(\\alpha) + C\\min_b\\sum_i\\ell(y_i, f_i+b)`
+        (hinge: :math:`\\ell = \\max(0, 1-y_i(f_i+b))`).
     dual : float
-        :math:`G = 1^\\top\\alpha - \\tfrac12\\sigma_\\Theta(s(\\alpha))`.
-    bias : float
-        The exact hinge-minimizing bias :math:`b^*`.
+        :math:`G = D_\\ell(\\alpha) - \\tfrac12\\sigma_\\Theta(s(\\alpha))` (hinge: :math:`D = 1^\\top\\alpha`).
+    bias : float or ndarray
+        The exact best offset :math:`b^*` of the loss (:math:`-\\rho` for one-class; one per class
+        for ``"ovr_hinge"``).
     weights, alpha : ndarray
         The candidate weights (noise-level repairs only, or the projection onto
         Θ when ``repaired``) and alpha projected onto the dual-feasible set.

@@ -24,6 +24,7 @@ from mklopt import backends as bk
 from mklopt.api import gap_tolerance
 from mklopt.exceptions import InvalidInputError
 from mklopt.formulations import FORMULATIONS
+from mklopt.losses import LOSSES
 from mklopt.testing import (CERTIFY_TOL, CROSS_CHECK_TOL, REFERENCE_DEFINITIONS, ReferenceInstance,
                             build_instance, catalogue_path, check_solver, reference_instances)
 
@@ -45,8 +46,12 @@ def instances() -> dict[str, ReferenceInstance]:
 
 
 # ------------------------------------------------------------------ pages and index
+#: Pages of the losses (one per registered loss, and their overview), not formulations.
+LOSS_PAGES = {*LOSSES, "losses"}
+
+
 def catalogue_pages() -> set[str]:
-    return {p.stem for p in CATALOGUE.glob("*.md") if p.name != "README.md"}
+    return {p.stem for p in CATALOGUE.glob("*.md") if p.name != "README.md"} - LOSS_PAGES
 
 
 def readme_index() -> dict[str, tuple[str, str]]:
@@ -84,6 +89,17 @@ def test_page_has_the_catalogue_sections_and_cites_a_seed(page):
     missing = [s for s in REQUIRED_SECTIONS if s not in text]
     assert not missing, f"{page}.md lacks sections {missing}"
     assert SEED_FILE.search(text), f"{page}.md cites no seed paper by file name"
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_every_loss_has_a_page_with_its_math(loss):
+    """A loss page states primal, dual, optimality, the offset rule, the gap and its sources
+    (cited by title and authors)."""
+    text = (CATALOGUE / f"{loss}.md").read_text(encoding="utf-8")
+    missing = [s for s in (*REQUIRED_SECTIONS, "## Best offset") if s not in text]
+    assert not missing, f"{loss}.md lacks sections {missing}"
+    assert not SEED_FILE.search(text), f"{loss}.md cites a paper by internal file name"
+    assert loss in (CATALOGUE / "losses.md").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ instance set

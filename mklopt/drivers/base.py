@@ -60,6 +60,8 @@ class Driver:
     tol = 1e-4
     #: Set when the inner solver's precision, not the outer loop, blocks progress.
     stalled = False
+    #: Set when the inner solver was switched to its more precise fallback.
+    switched_inner = False
     _last_weights = None
 
     def __init__(self, data: MKLData) -> None:
@@ -90,11 +92,29 @@ class Driver:
         if inner_gap > 0.1 * self.tol * max(abs(cert.primal), abs(cert.dual)):
             tighten = getattr(self.inner, "tighten", None)
             tightened = tighten() if tighten is not None else False
+            fallback = getattr(self.inner, "fallback", None)
+            if not tightened and fallback is not None:
+                # libsvm at its floor (large C amplifies SMO's error): interior point from here on
+                self.inner, tightened = fallback(), True
+                self.switched_inner = True
             repeated = self._last_weights is not None and np.array_equal(weights, self._last_weights)
             # Same weights, same inner answer, no more accuracy to ask for: stop.
             self.stalled = repeated and not tightened
         self._last_weights = np.array(weights, copy=True)
         return alpha, cert
+
+    def warm_start(self, previous: "Driver", result: MKLResult) -> None:
+        """Start from an earlier run on the same kernels (other C or weight set): its weights.
+
+        Drivers without ``init_weights`` ignore it; the cutting plane also keeps
+        the cuts that stay valid. An inner solver that had to switch to its
+        precise fallback there starts with it here.
+        """
+        if hasattr(self, "init_weights"):
+            self.init_weights = np.asarray(result.weights, dtype=float)
+        fallback = getattr(getattr(self, "inner", None), "fallback", None)
+        if previous.switched_inner and fallback is not None:  # libsvm was not precise enough there
+            self.inner, self.switched_inner = fallback(), True
 
     def converged(self, record: dict, history: list, tol: float) -> bool:
         return record["rel_gap"] <= tol
@@ -178,6 +198,9 @@ def _result(driver: Driver, best: Certificate, history: list, status: str, upper
             lower: float, elapsed: float) -> MKLResult:
     data = driver.data
     message = f"stopped: {status}"
+    if driver.switched_inner:
+        message += ("; libsvm could not reach the target gap at its tightest tolerance, so the "
+                    "inner SVM switched to inner='cvxpy'")
     if status == "stalled":
         message += (f" (the inner solver's precision limits the certificate at rel_gap "
                     f"{best.rel_gap:.1e}; use inner='cvxpy' for a tighter one)")

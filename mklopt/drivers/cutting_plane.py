@@ -54,6 +54,7 @@ class CuttingPlane(Driver):
         self.init_weights = init_weights
         self.offsets = np.zeros((0,))          # D(alpha^r)
         self.terms = np.zeros((0, data.M))     # s(alpha^r)
+        self.alphas: list[np.ndarray] = []     # alpha^r (re-used by warm starts)
         self.ages = np.zeros((0,), dtype=int)
         self._build_master(master_backend)
 
@@ -78,7 +79,8 @@ class CuttingPlane(Driver):
         self.master_backend, self.master_solver = bk.select_backend(master_backend, cone, "cutting-plane master")
         self.master_options = bk.solver_options(self.master_backend, 1e-10)
 
-    def _add_cut(self, gain: float, s: np.ndarray) -> None:
+    def _add_cut(self, alpha: np.ndarray, gain: float, s: np.ndarray) -> None:
+        self.alphas.append(alpha)
         self.offsets = np.append(self.offsets, gain)
         self.terms = np.vstack([self.terms, s])
         self.ages = np.append(self.ages, 0)
@@ -91,6 +93,7 @@ class CuttingPlane(Driver):
         drop = int(np.argmax(slack + 1e-12 * self.ages))
         keep = np.delete(np.arange(self.offsets.size), drop)
         self.offsets, self.terms, self.ages = self.offsets[keep], self.terms[keep], self.ages[keep]
+        del self.alphas[drop]
 
     def _solve_master(self) -> tuple[np.ndarray, float]:
         t = self.offsets.size
@@ -135,6 +138,23 @@ class CuttingPlane(Driver):
         if self.master.status not in ("optimal", "optimal_inaccurate"):
             raise SolverError(f"cutting-plane master on {self.master_backend} ended with status {self.master.status!r}.")
 
+    def warm_start(self, previous: Driver, result) -> None:
+        """The previous optimum's weights, and every previous cut still valid here.
+
+        A cut is valid when its :math:`\\alpha^r` lies in this problem's dual set
+        (always, when C grew); its offset is :math:`D(\\alpha^r)` at this C and its
+        :math:`s(\\alpha^r)` is unchanged (same kernels).
+        """
+        super().warm_start(previous, result)
+        d = self.data
+        kept = [(alpha, s) for alpha, s in zip(getattr(previous, "alphas", []), getattr(previous, "terms", []))
+                if np.max(np.abs(d.loss.project(alpha, d.y, d.C) - alpha), initial=0.0)
+                <= 1e-12 * max(1.0, d.C)][-self.cap:]  # the newest, at most the capacity
+        self.alphas = [alpha for alpha, _ in kept]
+        self.offsets = np.array([d.loss.gain(alpha, d.y, d.C) for alpha in self.alphas])
+        self.terms = np.array([s for _, s in kept]).reshape(len(kept), d.M)
+        self.ages = np.zeros(len(kept), dtype=int)
+
     # -------------------------------------------------------------- loop
     def start(self) -> np.ndarray:
         reg = self.data.regularizer
@@ -145,7 +165,7 @@ class CuttingPlane(Driver):
     def step(self, weights: np.ndarray) -> Step:
         alpha, cert = self.svm_step(weights)
         self.ages += 1
-        self._add_cut(cert.gain, cert.s)
+        self._add_cut(cert.alpha, cert.gain, cert.s)
         mu_next, master_value = self._solve_master()
         return Step(alpha, cert, mu_next, lower=master_value,
                     extra={"master": master_value, "cuts": int(self.offsets.size)})

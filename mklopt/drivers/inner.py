@@ -7,7 +7,10 @@
   and divides it by 10 (down to 1e-12) whenever the inner SVM's own certified
   gap exceeds a tenth of the target (large C amplifies SMO's error in the
   hinge term). It certifies relative gaps down to about 1e-6 to 1e-7 on
-  well-scaled kernels: use it for ``tol >= 1e-6``. Each call has a budget of
+  well-scaled kernels: use it for ``tol >= 1e-6``. When even ``eps = 1e-12``
+  leaves the inner gap above a tenth of the target (very large C), the loop
+  switches to ``"cvxpy"`` for the remaining iterations and says so in the
+  result's message. Each call has a budget of
   ``max(10_000, 100 n)`` SMO iterations, so one ill-conditioned
   :math:`K_\\mu` cannot stall the loop; when libsvm stops at the budget its
   answer is still certified (the gap says how good it is) and one
@@ -48,8 +51,9 @@ class LibsvmInner:
 
     name = "libsvm"
 
-    def __init__(self, data: MKLData, tol: float, max_iter: int | None = None) -> None:
-        self.data = data
+    def __init__(self, data: MKLData, tol: float, max_iter: int | None = None,
+                 backend=None) -> None:
+        self.data, self.tol, self.backend = data, tol, backend
         self.eps = max(1e-12, min(1e-3, 0.1 * tol))
         self.max_iter = int(max_iter) if max_iter is not None else max(10_000, 100 * data.n)
         self.budget_hits = 0
@@ -62,6 +66,10 @@ class LibsvmInner:
             return False
         self.eps = max(self.eps / 10.0, 1e-12)
         return True
+
+    def fallback(self) -> "CvxpyInner":
+        """The interior-point inner solver, used when libsvm cannot get more precise."""
+        return CvxpyInner(self.data, self.tol, self.backend)
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         np.dot(weights, self.flat, out=self.buffer)
@@ -126,7 +134,7 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
     if name == "libsvm":
         if not data.loss.has_fast_inner:  # a user loss without one: the generic CVXPY solver
             return CvxpyInner(data, tol, backend)
-        return LibsvmInner(data, tol)
+        return LibsvmInner(data, tol, backend=backend)
     if name == "cvxpy":
         return CvxpyInner(data, tol, backend)
     raise InvalidInputError(f"unknown inner solver {name!r}; use 'libsvm', 'cvxpy' or a callable.")

@@ -23,8 +23,9 @@ def minimize_piecewise_linear(breaks: np.ndarray, jumps: np.ndarray, base_slope:
                               value: Callable[[float], float]) -> tuple[float, float]:
     """``(b*, h(b*))`` for the convex piecewise-linear ``h`` described above.
 
-    ``value(b)`` evaluates :math:`h`; the candidate and its left breakpoint are
-    both evaluated and the smaller is kept, so rounding in the slope sums
+    ``value(b)`` evaluates :math:`h`. When the slope right of the chosen
+    breakpoint is zero (up to rounding), the midpoint of that flat segment is
+    evaluated too and the smaller value is kept, so rounding in the slope sums
     cannot pick a worse point.
     """
     order = np.argsort(breaks, kind="stable")
