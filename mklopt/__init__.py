@@ -8,6 +8,7 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
+from .path import path
 from .estimators import MKLClassifier, MKLOneClass, MKLRegressor, VKRClassifier
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
                          SolverError)
@@ -20,7 +21,7 @@ from .result import Certificate, MKLResult
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "fit", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
+    "solve", "fit", "path", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
     "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",

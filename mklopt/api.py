@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from .exact import gap_tolerance, prepare, solve
@@ -11,7 +13,7 @@ from .losses import as_loss
 from .regularizers import LpBall, Regularizer, as_regularizer
 from .result import MKLResult
 
-__all__ = ["solve", "fit", "prepare", "gap_tolerance"]
+__all__ = ["solve", "fit", "prepare", "gap_tolerance", "FitSettings", "prepare_fit", "run_fit"]
 
 
 def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0,
@@ -53,35 +55,78 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
         ``status`` is the stop reason ("converged", "max_iter", "time_limit",
         "callback"); ``history`` has one record per iteration.
     """
-    from .drivers import DRIVERS, run
+    settings = FitSettings(driver, tol, max_iter, time_limit, inner, backend, callback, progress,
+                           params)
+    data, classes, settings = prepare_fit(kernels, y, settings, C=C, p=p, regularizer=regularizer,
+                                          loss=as_loss(loss, epsilon=epsilon, nu=nu))
+    return run_fit(data, classes, settings)[0]
 
+
+@dataclass
+class FitSettings:
+    """The options of one :func:`fit` call besides the problem data (validated by :func:`prepare_fit`)."""
+
+    driver: str | None
+    tol: float
+    max_iter: int | None
+    time_limit: float | None
+    inner: Any
+    backend: Any
+    callback: Any
+    progress: bool
+    params: dict
+
+
+def prepare_fit(kernels, y, settings: FitSettings, *, C, p, regularizer, loss):
+    """Validate the options and the problem once: ``(MKLData, classes, settings)``."""
+    from .drivers import DRIVERS
+
+    driver = settings.driver
     if driver is None:
         reg = as_regularizer(regularizer, p)
         driver = "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
     if not isinstance(driver, str) or driver not in DRIVERS:
         raise FormulationError(f"unknown driver {driver!r}; choose one of {sorted(DRIVERS)}.")
-    tol = check_tol(tol)
-    time_limit = check_time_limit(time_limit)
+    tol = check_tol(settings.tol)
+    time_limit = check_time_limit(settings.time_limit)
+    max_iter = settings.max_iter
     if max_iter is not None:
         max_iter = check_max_iter(max_iter)
-    if callback is not None and not callable(callback):
-        raise InvalidInputError(f"callback must be callable or None, got {callback!r}.")
-    loss = as_loss(loss, epsilon=epsilon, nu=nu)
+    if settings.callback is not None and not callable(settings.callback):
+        raise InvalidInputError(f"callback must be callable or None, got {settings.callback!r}.")
     allowed = getattr(DRIVERS[driver], "losses", None)
     if allowed is not None and loss.name not in allowed:
         raise FormulationError(f"driver '{driver}' is written for loss {' or '.join(allowed)}, not "
                                f"'{loss.name}'; use driver='wrapper' or 'cutting_plane' (any loss).")
     psd = getattr(DRIVERS[driver], "needs_psd", True)
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss)
+    settings = dataclasses.replace(settings, driver=driver, tol=tol, time_limit=time_limit,
+                                   max_iter=max_iter)
+    return data, classes, settings
+
+
+def run_fit(data, classes, settings: FitSettings, previous=None):
+    """Run the driver on prepared data: ``(result, loop)``.
+
+    ``previous``, a ``(loop, result)`` pair of an earlier run on the same
+    kernels, warm-starts it (:meth:`Driver.warm_start`).
+    """
+    from .drivers import DRIVERS, run
+
+    driver, max_iter = settings.driver, settings.max_iter
     if max_iter is None:
         max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 else 1000
     try:
-        loop = DRIVERS[driver](data, inner=inner, tol=tol, backend=backend, **params)
+        loop = DRIVERS[driver](data, inner=settings.inner, tol=settings.tol, backend=settings.backend,
+                               **settings.params)
     except TypeError as exc:
-        raise InvalidInputError(f"driver '{driver}' got unexpected options {sorted(params)}: {exc}") from None
-    result = run(loop, tol=tol, max_iter=int(max_iter), time_limit=time_limit,
-                 callback=callback, progress=progress)
+        raise InvalidInputError(
+            f"driver '{driver}' got unexpected options {sorted(settings.params)}: {exc}") from None
+    if previous is not None:
+        loop.warm_start(*previous)
+    result = run(loop, tol=settings.tol, max_iter=int(max_iter), time_limit=settings.time_limit,
+                 callback=settings.callback, progress=settings.progress)
     result.classes = classes
     if result.backend is None:
-        result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(inner)
-    return result
+        result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(settings.inner)
+    return result, loop

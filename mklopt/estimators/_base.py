@@ -115,7 +115,7 @@ class MKLEstimatorBase(BaseEstimator):
         extra = {"theta": self.theta} if self.driver_ == "dca" else {}
         tol = 1e-4 if self.tol is None else self.tol
         result = _fit_loop(kernel_set, y, self.driver_, tol=tol, max_iter=self.max_iter,
-                           **common, **extra)
+                           progress=bool(getattr(self, "verbose", 0)), **common, **extra)
         if result.status in _NOT_CONVERGED:
             warnings.warn(
                 f"{type(self).__name__}: driver '{self.driver_}' stopped on {result.status} with "

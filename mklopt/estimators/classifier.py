@@ -92,6 +92,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         class, each with its own kernel weights; ``"shared"`` solves one
         problem with the ``"ovr_hinge"`` loss, all classes sharing one weight
         vector (one offset per class). Ignored for two classes.
+    n_jobs : int, optional
+        Threads solving the one-vs-rest problems in parallel (joblib; None: 1,
+        -1: all cores). libsvm and the BLAS passes release the GIL.
+    verbose : int, default=0
+        > 0 shows a progress bar with the certified gap for outer loops.
 
     Attributes
     ----------
@@ -148,7 +153,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  C: float = 1.0, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None,
-                 multiclass: str = "ovr") -> None:
+                 multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0) -> None:
         self.kernels = kernels
         self.normalization = normalization
         self.theta = theta
@@ -160,6 +165,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.tol = tol
         self.max_iter = max_iter
         self.multiclass = multiclass
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _loss_name(self) -> str:
         shared = self.multiclass == "shared" and getattr(self, "classes_", np.arange(2)).size > 2
@@ -192,9 +199,12 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         kernel_set = self._prepare_kernels(X)
         if self.classes_.size == 2 or self.multiclass == "shared":
             results = [self._solve(kernel_set, y, self._loss_name(), self.C)]
-        else:
-            results = [self._solve(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
-                       for c in self.classes_]
+        else:  # one problem per class, in parallel with n_jobs (threads: the stack is shared)
+            from joblib import Parallel, delayed
+
+            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
+                for c in self.classes_)
         self._store(results, kernel_set, X)
         one = len(results) == 1
         self.weights_ = self._weights[0] if one else np.array(self._weights)
