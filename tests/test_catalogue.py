@@ -120,7 +120,8 @@ def test_instances_cover_every_family_and_stay_small(instances):
         assert 30 <= inst.kernels.n <= 80 and 3 <= inst.kernels.M <= 5
         target = inst.definition["normalization"]["target"]
         np.testing.assert_allclose(inst.kernels.traces, target, rtol=1e-12)
-        assert set(np.unique(inst.y)) == {-1.0, 1.0}
+        if inst.loss == "hinge":  # other losses: tests/test_testing_catalogue_losses.py
+            assert set(np.unique(inst.y)) == {-1.0, 1.0}
 
 
 @pytest.mark.parametrize("name", [r["name"] for r in RECORDS])
@@ -208,7 +209,8 @@ def test_check_solver_flags_a_wrong_solver(instances):
     report = check_solver(uniform_zero_solver, list(instances.values()))
     assert not report.passed and len(report.failures) == len(instances)
     for check in report:
-        assert check.rel_gap > report.tol and check.error > report.tol
+        if check.loss == "hinge":  # others fail too (invalid alpha shape, weights outside Θ)
+            assert check.rel_gap > report.tol and check.error > report.tol
     assert str(report).count("FAIL") == len(instances)
 
 
