@@ -33,7 +33,7 @@ from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
 from .regularizers import Regularizer, as_regularizer
 from .result import Certificate, relative_gap
 
-__all__ = ["certify", "certify_result", "certificate", "check_loss_C", "result_loss",
+__all__ = ["certify", "certify_result", "certificate", "check_loss_C", "result_loss", "rounding_bound",
            "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
 
@@ -61,6 +61,7 @@ class _AlphaTerms:
     Kc: np.ndarray  # K_m c, shape (M, n) or (M, T, n)
     gain: float  # D(alpha), the loss's part of the dual
     dual: float  # D(alpha) - sigma_Theta(s) / 2: a lower bound whatever the weights
+    stack: np.ndarray | None = None  # the kernels (no copy), for the rounding bound
 
 
 def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
@@ -69,7 +70,7 @@ def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
     coef = loss.coef(a, y)
     s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
     gain = loss.gain(a, y, C)
-    return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s))
+    return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s), kernels.K)
 
 
 def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
@@ -79,10 +80,41 @@ def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
     bias, data_term = loss.data_term(np.tensordot(mu, terms.Kc, axes=1), y, C)
     primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
+    if gap < 0 and np.isfinite(gap):  # only rounding can do this: widen P by its bound
+        bound = rounding_bound(terms, mu, C, regularizer, loss, y, bias)
+        if -gap <= bound:
+            primal, gap = primal + bound, gap + bound
     return Certificate(primal=primal, dual=terms.dual, gap=gap,
                        rel_gap=relative_gap(gap, primal, terms.dual, C * y.shape[-1]), bias=bias,
                        weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible,
                        gain=terms.gain, dual_coef=terms.coef)
+
+
+def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Regularizer,
+                   loss: Loss, y: np.ndarray, bias) -> float:
+    """A bound on the floating-point error of :math:`P - G` (used when it came out negative).
+
+    With :math:`\\gamma = (n + M + 2)\\,u` (:math:`u` the unit roundoff),
+    :math:`\\kappa_m = \\max|K_m|` and :math:`\\|c\\|_1` the coefficients' 1-norm, each
+    output :math:`f_i` is off by at most :math:`e = \\gamma\\sum_m\\mu_m\\kappa_m\\|c\\|_1`
+    and each :math:`s_m` by :math:`\\delta_m = \\gamma\\kappa_m\\|c\\|_1^2`, so
+
+    .. math:: |\\Delta(P - G)| \\le C L\\, N e + \\tfrac12\\mu^\\top\\delta + \\tfrac12\\sigma_\\Theta(\\delta),
+
+    :math:`N` the number of outputs and :math:`L` the loss's Lipschitz constant in
+    :math:`f` (:meth:`Loss.output_lipschitz`; 0 when the loss does not say, then
+    only the quadratic terms are covered). Costs one pass over the stack.
+    """
+    M = terms.stack.shape[0]
+    n = terms.stack.shape[1]
+    gamma = (n + M + 2) * np.finfo(float).eps
+    kappa = np.abs(terms.stack.reshape(M, -1)).max(axis=1)
+    c1 = float(np.sum(np.abs(terms.coef)))
+    e = gamma * float(np.dot(np.abs(mu), kappa)) * c1
+    delta = gamma * kappa * c1 ** 2
+    outputs = np.tensordot(mu, terms.Kc, axes=1)
+    lip = loss.output_lipschitz(outputs, y, C, bias)
+    return C * lip * outputs.size * e + 0.5 * float(np.dot(np.abs(mu), delta)) + regularizer.dual_penalty(delta)
 
 
 def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,

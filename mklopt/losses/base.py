@@ -120,6 +120,13 @@ class Loss:
     def primal_part(self, outputs: cp.Expression, y: np.ndarray, C: float) -> PrimalPart:
         raise NotImplementedError
 
+    def output_lipschitz(self, outputs: np.ndarray, y: np.ndarray, C: float, offset) -> float:
+        """A bound on :math:`|\\partial\\ell/\\partial f|` near ``outputs`` (per output, per unit of C).
+
+        Used only to bound rounding errors of the certificate; 0 means unknown.
+        """
+        return 0.0
+
     # ------------------------------------------------------------- inner
     def fit_inner(self, K: np.ndarray, y: np.ndarray, C: float, eps: float,
                   max_iter: int) -> tuple[np.ndarray, bool]:

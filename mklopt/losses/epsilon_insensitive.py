@@ -76,6 +76,9 @@ class EpsilonInsensitive(Loss):
 
         return PrimalPart(C * cp.sum(xi), [above, below], alpha, lambda: float(b.value))
 
+    def output_lipschitz(self, outputs, y, C, offset):
+        return 1.0
+
     def fit_inner(self, K, y, C, eps, max_iter):
         from sklearn.svm import SVR
 

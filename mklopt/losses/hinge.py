@@ -113,6 +113,9 @@ class Hinge(Loss):
         return PrimalPart(C * cp.sum(xi), [margin], lambda: np.asarray(margin.dual_value, dtype=float),
                           lambda: float(b.value))
 
+    def output_lipschitz(self, outputs, y, C, offset):
+        return 1.0
+
     def fit_inner(self, K, y, C, eps, max_iter):
         return fit_svc(K, y, C, eps, max_iter)
 

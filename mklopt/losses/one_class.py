@@ -79,6 +79,9 @@ class OneClass(Loss):
                           lambda: np.asarray(margin.dual_value, dtype=float),
                           lambda: -float(rho.value))
 
+    def output_lipschitz(self, outputs, y, C, offset):
+        return 1.0 / (self.nu * y.size)
+
     def fit_inner(self, K, y, C, eps, max_iter):
         from sklearn.svm import OneClassSVM
 

@@ -59,6 +59,9 @@ class SquaredError(Loss):
 
         return PrimalPart(term, [], alpha, lambda: float(b.value))
 
+    def output_lipschitz(self, outputs, y, C, offset):
+        return float(np.max(np.abs(y - outputs - offset))) + 1.0
+
     def fit_inner(self, K, y, C, eps, max_iter):
         from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
