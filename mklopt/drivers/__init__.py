@@ -9,11 +9,13 @@ from __future__ import annotations
 from .base import Driver, Step, run
 from .cutting_plane import CuttingPlane
 from .dca import DCA
+from .simplemkl import SimpleMKL
 from .wrapper import Wrapper
 from .vkr_cd import VKRCoordinateDescent
 
 DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane, "dca": DCA}
 DRIVERS["vkr_cd"] = VKRCoordinateDescent
+DRIVERS["simplemkl"] = SimpleMKL
 
 
 def register(name: str, cls: type) -> None:
