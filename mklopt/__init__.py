@@ -5,6 +5,7 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
+from .alignment import learn_weights
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
@@ -21,7 +22,7 @@ from .result import Certificate, MKLResult
 __version__ = "0.1.0"
 
 __all__ = [
-    "solve", "fit", "path", "certify", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
+    "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm",
     "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",

@@ -21,6 +21,8 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..alignment import METHODS as WEIGHT_METHODS
+from ..alignment import learn_weights
 from ..api import fit as _fit_loop
 from ..api import solve as _solve_exact
 from .._validation import check_max_iter, check_tol
@@ -28,11 +30,11 @@ from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
 from ..kernels._normalize import normalize_test
 from ..losses import Loss
-from ..regularizers import LpBall, as_regularizer
+from ..regularizers import Fixed, LpBall, as_regularizer
 from ..result import MKLResult, decision_values
 from .kernel_specs import diagonals, resolve_kernel_specs
 
-__all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "AUTO_EXACT_MAX_N", "driver_names"]
+__all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "AUTO_EXACT_MAX_N", "WEIGHT_METHODS", "driver_names"]
 
 #: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
 EXACT = "exact"
@@ -44,15 +46,23 @@ AUTO_EXACT_MAX_N = 200
 _VKR_DRIVERS = ("vkr_cd",)
 #: Stop reasons of the outer loops that mean "not converged".
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
+#: Losses whose labels or targets give the target kernel yy' of the two-stage ``WEIGHT_METHODS``.
+_ALIGN_LOSSES = ("hinge", "epsilon_insensitive", "squared_error")
 
 
 def driver_names(loss: str = "hinge") -> list[str]:
-    """``"exact"`` and the registered MKL drivers written for ``loss``."""
+    """``"exact"``, the registered MKL drivers written for ``loss`` and the alignment weights.
+
+    ``"align"``/``"alignf"`` (:func:`mklopt.learn_weights`) fix the weights from
+    the labels first, then fit the loss at those weights; they need labels or
+    targets (not the one-class or shared multiclass problems).
+    """
     from ..drivers import DRIVERS
 
     usable = [d for d, cls in DRIVERS.items() if d not in _VKR_DRIVERS
               and (getattr(cls, "losses", None) is None or loss in cls.losses)]
-    return [EXACT, *sorted(usable)]
+    align = list(WEIGHT_METHODS) if loss in _ALIGN_LOSSES else []
+    return [EXACT, *sorted(usable), *align]
 
 
 class MKLEstimatorBase(BaseEstimator):
@@ -113,9 +123,15 @@ class MKLEstimatorBase(BaseEstimator):
             tol = 1e-8 if self.tol is None else self.tol
             return _solve_exact(kernel_set, y, formulation, tol=tol, **common)
         extra = {"theta": self.theta} if self.driver_ == "dca" else {}
+        driver = self.driver_
+        if driver in WEIGHT_METHODS:  # two-stage: weights from alignment, certified SVM at them
+            common["regularizer"] = Fixed(learn_weights(kernel_set, y, driver))
+            driver = "wrapper"
         tol = 1e-4 if self.tol is None else self.tol
-        result = _fit_loop(kernel_set, y, self.driver_, tol=tol, max_iter=self.max_iter,
+        result = _fit_loop(kernel_set, y, driver, tol=tol, max_iter=self.max_iter,
                            progress=bool(getattr(self, "verbose", 0)), **common, **extra)
+        if driver != self.driver_:
+            result.info["weights_method"] = self.driver_
         if result.status in _NOT_CONVERGED:
             warnings.warn(
                 f"{type(self).__name__}: driver '{self.driver_}' stopped on {result.status} with "

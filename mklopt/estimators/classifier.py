@@ -78,6 +78,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         tail-sum class :math:`H_1` (:math:`\\sum_{j>\\theta}\\lambda_j(K_\\mu)\\le1`,
         cutoff ``theta``), takes no ``p``/``regularizer``, and has no global
         certificate (``result_.rel_gap`` is that of its last convex subproblem).
+        ``"simplemkl"``: reduced-gradient descent, ``p=1`` only.
+        ``"align"``/``"alignf"``: two stages, the weights from centered alignment
+        with the labels (:func:`mklopt.learn_weights`), then the SVM at those
+        fixed weights, certified for that combination (``p``/``regularizer``
+        ignored; ``result_.info["weights_method"]`` names the method).
     backend : str, optional
         CVXPY backend of the exact solve (default: the formulation's
         default); for an outer loop it is passed to :func:`mklopt.fit`
