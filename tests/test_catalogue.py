@@ -50,8 +50,16 @@ def instances() -> dict[str, ReferenceInstance]:
 LOSS_PAGES = {*LOSSES, "losses"}
 
 
+#: Pages of algorithms that are not formulations: a driver of ``mklopt.fit`` and the
+#: weight methods of ``mklopt.learn_weights`` (checked by their own tests below).
+METHOD_PAGES = {"simplemkl": "driver", "alignment": "weights"}
+#: Sections of a method page: its problem, optimality, what mklopt certifies, sources.
+METHOD_SECTIONS = ("## Primal", "## Optimality", "## Duality gap", "## Source")
+
+
 def catalogue_pages() -> set[str]:
-    return {p.stem for p in CATALOGUE.glob("*.md") if p.name != "README.md"} - LOSS_PAGES
+    return ({p.stem for p in CATALOGUE.glob("*.md") if p.name != "README.md"} - LOSS_PAGES
+            - set(METHOD_PAGES))
 
 
 def readme_index() -> dict[str, tuple[str, str]]:
@@ -100,6 +108,24 @@ def test_every_loss_has_a_page_with_its_math(loss):
     assert not missing, f"{loss}.md lacks sections {missing}"
     assert not SEED_FILE.search(text), f"{loss}.md cites a paper by internal file name"
     assert loss in (CATALOGUE / "losses.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", sorted(METHOD_PAGES))
+def test_method_pages_have_their_sections_index_row_and_entry_point(page):
+    """A driver/weight-method page states the problem, optimality and certificate, cites its
+    papers by title, is indexed in the README and names something mklopt really registers."""
+    from mklopt.alignment import METHODS
+    from mklopt.drivers import DRIVERS
+
+    text = (CATALOGUE / f"{page}.md").read_text(encoding="utf-8")
+    missing = [s for s in METHOD_SECTIONS if s not in text]
+    assert not missing, f"{page}.md lacks sections {missing}"
+    source = text.split("## Source", 1)[1]
+    assert "*" in source and "Journal of Machine Learning Research" in source  # title, venue
+    assert f"[`{page}`]({page}.md)" in (CATALOGUE / "README.md").read_text(encoding="utf-8")
+    names = [page] if METHOD_PAGES[page] == "driver" else list(METHODS)
+    registered = DRIVERS if METHOD_PAGES[page] == "driver" else METHODS
+    assert all(name in registered and f'"{name}"' in text for name in names)
 
 
 # ------------------------------------------------------------------ instance set
