@@ -125,7 +125,9 @@ def check_time_limit(time_limit) -> float | None:
 
 
 def as_kernel_set(kernels, **kwargs) -> KernelSet:
-    return kernels if isinstance(kernels, KernelSet) and not kwargs else KernelSet(kernels, **kwargs)
+    if isinstance(kernels, KernelSet) and (not kwargs or kernels.factored):
+        return kernels
+    return KernelSet(kernels, **kwargs)
 
 
 def check_vector(x, n: int, what: str) -> np.ndarray:

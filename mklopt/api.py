@@ -99,7 +99,9 @@ def prepare_fit(kernels, y, settings: FitSettings, *, C, p, regularizer, loss):
         raise FormulationError(f"driver '{driver}' is written for loss {' or '.join(allowed)}, not "
                                f"'{loss.name}'; use driver='wrapper' or 'cutting_plane' (any loss).")
     psd = getattr(DRIVERS[driver], "needs_psd", True)
-    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss)
+    dense = f"driver '{driver}'" if getattr(DRIVERS[driver], "needs_dense", False) else None
+    data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss,
+                            needs_dense=dense)
     settings = dataclasses.replace(settings, driver=driver, tol=tol, time_limit=time_limit,
                                    max_iter=max_iter)
     return data, classes, settings

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import as_kernel_set, check_C, check_vector
-from .kernels import KernelSet, quadratic_terms
+from .kernels import KernelSet
 from .exceptions import InvalidInputError
 from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
 from .regularizers import Regularizer, as_regularizer
@@ -61,16 +61,16 @@ class _AlphaTerms:
     Kc: np.ndarray  # K_m c, shape (M, n) or (M, T, n)
     gain: float  # D(alpha), the loss's part of the dual
     dual: float  # D(alpha) - sigma_Theta(s) / 2: a lower bound whatever the weights
-    stack: np.ndarray | None = None  # the kernels (no copy), for the rounding bound
+    kernels: KernelSet | None = None  # for the rounding bound (no copy)
 
 
 def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
                  regularizer: Regularizer, loss: Loss = HINGE) -> _AlphaTerms:
     a = loss.project(alpha, y, C)
     coef = loss.coef(a, y)
-    s, Kc = quadratic_terms(kernels.K, coef, kernels.symmetric)
+    s, Kc = kernels.products(coef)
     gain = loss.gain(a, y, C)
-    return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s), kernels.K)
+    return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s), kernels)
 
 
 def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
@@ -105,10 +105,9 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
     :math:`f` (:meth:`Loss.output_lipschitz`; 0 when the loss does not say, then
     only the quadratic terms are covered). Costs one pass over the stack.
     """
-    M = terms.stack.shape[0]
-    n = terms.stack.shape[1]
+    M, n = terms.kernels.M, terms.kernels.n
     gamma = (n + M + 2) * np.finfo(float).eps
-    kappa = np.abs(terms.stack.reshape(M, -1)).max(axis=1)
+    kappa = terms.kernels.max_abs()
     c1 = float(np.sum(np.abs(terms.coef)))
     e = gamma * float(np.dot(np.abs(mu), kappa)) * c1
     delta = gamma * kappa * c1 ** 2
@@ -162,7 +161,7 @@ def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha:
     \\max(0, 1-y_i(f_i+b))` and :math:`G = 1^\\top\\alpha - \\text{dual_penalty}(s(\\alpha))`.
     """
     a = project_alpha(alpha, y, C)
-    s, _ = quadratic_terms(kernels.K, y * a, kernels.symmetric)
+    s, _ = kernels.products(y * a)
     bias, hinge = best_bias(point.outputs, y)
     primal = point.penalty + C * hinge
     dual = float(np.sum(a)) - regularizer.dual_penalty(s)

@@ -16,8 +16,8 @@ import numpy as np
 from . import backends as bk
 from ._validation import check_tol
 from .certificates import certificate, check_loss_C, primal_point_certificate
-from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, MKLError,
-                         SolverError, UncertifiedWarning)
+from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, KernelError,
+                         MKLError, SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
 from .kernels import KernelSet
 from .losses import Loss, as_loss
@@ -33,13 +33,23 @@ _ACCEPTED = ("optimal", "optimal_inaccurate")
 
 def prepare(kernels, y, *, C: float = 1.0, p: float = 1.0,
             regularizer: Regularizer | None = None, psd: bool = True,
-            params: dict | None = None, loss: Loss | str = "hinge") -> tuple[MKLData, np.ndarray]:
-    """Validate inputs into an :class:`MKLData` (and the original class labels, None for regression)."""
+            params: dict | None = None, loss: Loss | str = "hinge",
+            needs_dense: str | None = None) -> tuple[MKLData, np.ndarray]:
+    """Validate inputs into an :class:`MKLData` (and the original class labels, None for regression).
+
+    ``needs_dense`` names a formulation or driver that reads the (M, n, n)
+    stack; kernels given as factors are then refused with a clear error.
+    """
     loss = as_loss(loss)
     if isinstance(kernels, KernelSet):
         ks = kernels
         if psd and not ks.psd:
             ks._require_psd("this formulation")
+        if needs_dense and ks.factored:
+            raise KernelError(
+                f"{needs_dense} reads the dense (M, n, n) kernel stack, and these kernels are "
+                "low-rank factors; pass kernels.dense() (small n), or use the wrapper, the "
+                "cutting plane or the formulations lp_primal, lp_dual, qcqp_l1, svm.")
     else:
         ks = KernelSet(kernels, psd=psd, symmetric=psd)
     y_pm, classes = loss.check_labels(y, ks.n)
@@ -115,7 +125,8 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     loss = as_loss(loss, epsilon=epsilon, nu=nu)
     form.check_loss(loss)
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer,
-                            psd=form.needs_psd, params=params, loss=loss)
+                            psd=form.needs_psd, params=params, loss=loss,
+                            needs_dense=f"formulation '{form.name}'" if form.needs_dense else None)
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)

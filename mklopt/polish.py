@@ -26,7 +26,6 @@ import numpy as np
 from .certificates import certificate
 from .exceptions import MKLError
 from .formulations import MKLData
-from .kernels import quadratic_terms
 from .regularizers import BlockNorm, Fixed, solve_auxiliary
 from .result import Certificate
 
@@ -40,7 +39,7 @@ def weight_polish(data: MKLData, alpha: np.ndarray) -> Certificate | None:
         return None
     loss = data.loss
     a = loss.project(alpha, data.y, data.C)
-    s, Kc = quadratic_terms(data.kernels.K, loss.coef(a, data.y), data.kernels.symmetric)
+    s, Kc = data.kernels.products(loss.coef(a, data.y))
     mu = cp.Variable(data.M)
     outputs = Kc.reshape(data.M, -1).T @ mu  # f = sum_m mu_m K_m c, flattened over tasks
     if Kc.ndim == 3:

@@ -187,12 +187,18 @@ class MKLResult:
         ----------
         test_kernels : array (M, n_test, n_train) or (n_test, n_train) when M = 1
             Kernels between test and training points, normalized like the
-            training kernels (see :meth:`KernelSet.transform_test`).
+            training kernels (see :meth:`KernelSet.transform_test`); for
+            kernels given as factors, the
+            :class:`~mklopt.kernels.factorset.TestFactors` that
+            :meth:`FactorKernelSet.transform_test` returns.
 
         Returns
         -------
         ndarray (n_test,), or (n_test, n_classes) for ``"ovr_hinge"`` (one offset per class)
         """
+        if hasattr(test_kernels, "products"):  # test factors: K_m(x, X) c without K_m(x, X)
+            return _factor_decision_values(test_kernels, self.weights, np.asarray(self.dual_coef),
+                                           self.bias)
         T = np.asarray(test_kernels, dtype=float)
         if T.ndim == 2:
             T = T[None]
@@ -244,6 +250,15 @@ def _jsonable(value):
     if isinstance(value, float) and not np.isfinite(value):
         return str(value)
     return value
+
+
+def _factor_decision_values(test, weights: np.ndarray, coef: np.ndarray, bias) -> np.ndarray:
+    """:math:`f = \\sum_m \\mu_m G_m(x) G_m^\\top c + b` from :class:`TestFactors`."""
+    if test.M != weights.size or test.train.n != coef.shape[-1] or coef.ndim == 2 and np.ndim(bias) == 0:
+        raise InvalidInputError(f"test factors are for M={test.M} kernels over {test.train.n} "
+                                f"training points; this result has M={weights.size}, "
+                                f"n={coef.shape[-1]} (per-kernel coefficients need dense kernels).")
+    return np.tensordot(np.asarray(weights, dtype=float), test.products(coef), axes=1) + np.asarray(bias)
 
 
 def decision_values(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias) -> np.ndarray:

@@ -54,6 +54,8 @@ class Driver:
     name = "driver"
     #: Names of the losses the driver is written for; None: any loss.
     losses: tuple[str, ...] | None = None
+    #: Reads the dense (M, n, n) stack (kernels given as factors are refused).
+    needs_dense = False
     #: The bounds are bounds on the global optimum (False for DCA).
     certified = True
     #: Target relative gap (set by drivers that take ``tol``).

@@ -15,6 +15,10 @@
   :math:`K_\\mu` cannot stall the loop; when libsvm stops at the budget its
   answer is still certified (the gap says how good it is) and one
   :class:`~mklopt.exceptions.MKLWarning` per run says so.
+* For kernels given as factors (:class:`~mklopt.kernels.factorset.FactorKernelSet`)
+  ``"libsvm"`` means the linear SVM on the scaled factors
+  (:class:`~mklopt.drivers.linear_inner.LinearInner`, hinge loss; other
+  losses use ``"cvxpy"``).
 * ``"cvxpy"``: the ``svm`` formulation on any QP-capable backend (see
   :class:`CvxpyInner` for when it is compiled once with a ``cp.Parameter``);
   interior point reaches rel_gap 1e-8 and below.
@@ -131,6 +135,12 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
     """Inner solver by name, or a user callable ``inner(weights) -> alpha``."""
     if callable(name) and not isinstance(name, str):
         return name
+    if getattr(data.kernels, "factored", False) and name in ("libsvm", "liblinear"):
+        if data.loss.name == "hinge":  # a linear SVM on the scaled factors
+            from .linear_inner import LinearInner
+
+            return LinearInner(data, tol, backend)
+        return CvxpyInner(data, tol, backend)
     if name == "libsvm":
         if not data.loss.has_fast_inner:  # a user loss without one: the generic CVXPY solver
             return CvxpyInner(data, tol, backend)

@@ -127,6 +127,7 @@ class VKRCoordinateDescent(Driver):
 
     name = "vkr_cd"
     losses = ("hinge",)
+    needs_dense = True
     needs_psd = False
 
     def __init__(self, data: MKLData, *, inner=None, tol: float = 1e-4, backend=None,

@@ -91,6 +91,8 @@ class Formulation:
     page: str = ""
     #: Names of the losses it is written for; None: any :class:`~mklopt.losses.Loss`.
     losses: tuple[str, ...] | None = None
+    #: Reads the dense (M, n, n) stack (kernels given as factors are refused).
+    needs_dense: bool = False
 
     def cone_for(self, data: MKLData) -> str:
         return self.cone

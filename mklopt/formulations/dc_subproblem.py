@@ -205,4 +205,4 @@ FORMULATION = Formulation(
     "dc_subproblem", qcqp_l1.FORMULATION.cone, build,
     "local-Rademacher DC subproblem: l1-MKL over {mu >= 0: <v, mu> <= 1}, "
     "v the tail-sum supergradient at weights0 (theta=, weights0=)",
-    page="dc_subproblem.md", losses=("hinge",))
+    page="dc_subproblem.md", losses=("hinge",), needs_dense=True)

@@ -24,7 +24,6 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import FormulationError
-from ..kernels import quadratic_terms
 from ..regularizers import BlockNorm, LpBall, block_from_weight_norm
 from ._base import Formulation, MKLData, Model, PrimalPoint, primal_blocks, primal_part
 
@@ -55,7 +54,7 @@ def build(data: MKLData, b: float | None = None) -> Model:
         wn = np.array([np.linalg.norm(w_m.value) for w_m in blocks])
         if np.isinf(bnorm):  # no kernel-weight form at all: report the block norms
             return wn, alpha, fit.offset()
-        s, _ = quadratic_terms(data.kernels.K, data.y * np.clip(alpha, 0, data.C))
+        s, _ = data.kernels.products(data.y * np.clip(alpha, 0, data.C))
         mu = np.where(s > 1e-300, wn / np.sqrt(np.maximum(s, 1e-300)), 0.0)
         return mu, alpha, fit.offset()
 

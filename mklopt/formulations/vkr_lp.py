@@ -387,4 +387,4 @@ def build(data: MKLData, lam: float = 1e-2, beta: float = 1e-3, penalty="trace",
 FORMULATION = Formulation(
     "vkr_lp", "LP", build,
     "Voted Kernel Regularization LP: hinge + sum_k (lam r_k + beta) |alpha_k|_1 (no PSD needed)",
-    needs_psd=False, page="vkr_lp.md", losses=("hinge",))
+    needs_psd=False, page="vkr_lp.md", losses=("hinge",), needs_dense=True)

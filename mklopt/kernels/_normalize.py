@@ -58,7 +58,7 @@ class _Normalizing:
             div = self.traces
             what = "trace"
         elif method == "multiplicative":
-            div = self.traces / self.n - self.K.sum(axis=(1, 2)) / self.n**2
+            div = self._feature_variance()
             what = "feature-space variance"
         elif method == "tail_sum":
             if theta is None:
@@ -71,6 +71,10 @@ class _Normalizing:
         if bad:
             raise KernelError(f"cannot normalize by {what}: it is not positive for kernel(s) {bad}.")
         return div
+
+    def _feature_variance(self) -> np.ndarray:
+        """:math:`\\tfrac1n\\operatorname{Tr}K_m - \\tfrac1{n^2}1^\\top K_m1` (multiplicative normalization)."""
+        return self.traces / self.n - self.K.sum(axis=(1, 2)) / self.n**2
 
     def _rank_hint(self, m: int) -> int:
         vals = scipy.linalg.eigvalsh(self.K[m], check_finite=False)

@@ -85,6 +85,9 @@ class KernelSet(_Normalizing):
         (ones for a set built directly).
     """
 
+    #: Kernels held as low-rank factors (:class:`~mklopt.kernels.factorset.FactorKernelSet`).
+    factored = False
+
     def __init__(self, kernels: Any, names: Sequence[str] | None = None, *,
                  psd: bool = True, symmetric: bool = True,
                  psd_tol: float = 1e-8, sym_tol: float = 1e-8,
@@ -140,18 +143,43 @@ class KernelSet(_Normalizing):
     # ------------------------------------------------------------------ build
     @classmethod
     def from_data(cls, X: np.ndarray, specs: Sequence[KernelSpec],
-                  names: Sequence[str] | None = None, **kwargs) -> "KernelSet":
+                  names: Sequence[str] | None = None, *, rank: int | None = None,
+                  approximation: str = "nystroem", random_state: int = 0, **kwargs) -> "KernelSet":
         """Build kernels from features with scikit-learn's pairwise kernels.
 
         See :func:`kernel_stack` for the accepted ``specs``. For prediction,
         evaluate test points against training points with
         ``kernel_stack(X_test, specs, X_train)`` and pass the result through
         :meth:`transform_test` of the (normalized) training set.
+
+        With ``rank=r`` the kernels are low-rank factors instead
+        (:func:`~mklopt.kernels.approximate.approximate_factors`: ``"nystroem"``
+        or ``"rff"``, seeded by ``random_state``) and a
+        :class:`~mklopt.kernels.factorset.FactorKernelSet` is returned; its
+        :meth:`transform_test` takes raw test features.
         """
+        if rank is not None:
+            from .approximate import approximate_factors
+            from .factorset import FactorKernelSet
+
+            factors, fitted, auto = approximate_factors(X, specs, rank, approximation, random_state)
+            return FactorKernelSet(factors, auto if names is None else names, approximators=fitted)
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
         return cls(stack, names, **kwargs)
+
+    @classmethod
+    def from_factors(cls, factors: Sequence[np.ndarray],
+                     names: Sequence[str] | None = None) -> "KernelSet":
+        """Kernels :math:`K_m = G_m G_m^\\top` given by M factors (n, r_m), never formed.
+
+        Returns a :class:`~mklopt.kernels.factorset.FactorKernelSet` (wrapper,
+        cutting plane, certificates and the exact formulations accept it).
+        """
+        from .factorset import FactorKernelSet
+
+        return FactorKernelSet(factors, names)
 
     # ---------------------------------------------------------------- access
     def __len__(self) -> int:
@@ -203,6 +231,14 @@ class KernelSet(_Normalizing):
     def combined(self, weights: np.ndarray) -> np.ndarray:
         """:math:`K_\\mu = \\sum_m \\mu_m K_m`, one tensordot over the stack."""
         return np.tensordot(np.asarray(weights, dtype=float), self.K, axes=1)
+
+    def products(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`s_m = c^\\top K_m c` and :math:`K_m c` in one pass (:func:`quadratic_terms`)."""
+        return quadratic_terms(self.K, coef, self.symmetric)
+
+    def max_abs(self) -> np.ndarray:
+        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,) (one pass over the stack)."""
+        return np.abs(self.K.reshape(self.M, -1)).max(axis=1)
 
     def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
         """:math:`s_m = c^\\top K_m c` for all m (``coef = y * alpha``).

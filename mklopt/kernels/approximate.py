@@ -1,0 +1,78 @@
+"""Low-rank kernel factors from features: Nyström or random Fourier features.
+
+Each spec (as for :func:`~mklopt.kernels.kernel_stack`) becomes a fitted
+scikit-learn transformer whose output :math:`G_m` (n, r) satisfies
+:math:`K_m \\approx G_m G_m^\\top`:
+
+* ``"nystroem"`` — :class:`sklearn.kernel_approximation.Nystroem` on ``rank``
+  training points sampled with ``random_state`` (any pairwise kernel);
+* ``"rff"`` — :class:`sklearn.kernel_approximation.RBFSampler` (random Fourier
+  features, RBF kernels only).
+
+The kernels mklopt optimizes over are then *exactly* :math:`G_m G_m^\\top`: the
+certificates are exact for them (not for the kernels they approximate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import KernelError
+from .construct import KernelSpec, _parse_spec, spec_name
+
+__all__ = ["APPROXIMATIONS", "approximate_factors"]
+
+APPROXIMATIONS = ("nystroem", "rff")
+_NYSTROEM_ARGS = ("gamma", "coef0", "degree")
+
+
+def _transformer(spec: KernelSpec, rank: int, approximation: str, random_state: int) -> Any:
+    from sklearn.kernel_approximation import Nystroem, RBFSampler
+
+    metric, params = (spec, {}) if callable(spec) else _parse_spec(spec)
+    if approximation == "rff":
+        if metric != "rbf":
+            raise KernelError(f"approximation='rff' (random Fourier features) approximates RBF "
+                              f"kernels only, got {spec!r}; use approximation='nystroem'.")
+        return RBFSampler(gamma=params.get("gamma", 1.0), n_components=rank,
+                          random_state=random_state)
+    direct = {k: v for k, v in params.items() if k in _NYSTROEM_ARGS}
+    other = {k: v for k, v in params.items() if k not in _NYSTROEM_ARGS}
+    return Nystroem(kernel=metric, n_components=rank, random_state=random_state,
+                    kernel_params=other or None, **direct)
+
+
+def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
+                        approximation: str = "nystroem",
+                        random_state: int = 0) -> tuple[list[np.ndarray], list[Any], list[str]]:
+    """Fitted factors, transformers and names, one per spec.
+
+    Parameters
+    ----------
+    X : array (n, d)
+    specs : sequence of kernel specs
+    rank : int
+        Columns per factor (``<= n`` for Nyström).
+    approximation : {"nystroem", "rff"}
+    random_state : int
+        Seed of the landmark sample / random features (fixed: refits agree).
+    """
+    if approximation not in APPROXIMATIONS:
+        raise KernelError(f"unknown approximation {approximation!r}; use one of {APPROXIMATIONS}.")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise KernelError("X must be a finite 2-D array (n_samples, n_features).")
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise KernelError(f"rank must be a positive integer, got {rank!r}.")
+    if approximation == "nystroem" and rank > X.shape[0]:
+        raise KernelError(f"rank={rank} exceeds the number of points ({X.shape[0]}); Nyström "
+                          "samples rank landmarks among them.")
+    if len(specs) == 0:
+        raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
+    transformers = [_transformer(s, int(rank), approximation, random_state) for s in specs]
+    factors = [t.fit_transform(X) for t in transformers]
+    names = [f"{spec_name(s, i)}[{approximation} r={rank}]" for i, s in enumerate(specs)]
+    return factors, transformers, names
