@@ -298,9 +298,12 @@ def test_example_smoke(tmp_path):
     spec.loader.exec_module(example)
     report = example.main(small=True, out=tmp_path, verbose=False)
     assert report["figure"].is_file() and report["figure"].stat().st_size > 10_000
-    assert set(report["methods"]) == {"unif", "l1", "l2", "conv", "dc"}
-    for name, m in report["methods"].items():
+    assert list(report["datasets"]) == ["ionosphere"]  # real data, labelled by name
+    data = report["datasets"]["ionosphere"]
+    assert data["label"].startswith("ionosphere (351x34")
+    assert set(data["methods"]) == {"unif", "l1", "l2", "conv", "dc"}
+    for name, m in data["methods"].items():
         assert 0.5 < m["test_auc"] <= 1.0 and 0.5 < m["test_accuracy"] <= 1.0
         assert abs(m["trace_shares"].sum() - 1.0) <= 1e-9
-    assert report["methods"]["conv"]["theta"] in example.THETAS
-    assert report["methods"]["dc"]["theta"] in example.THETAS
+    assert data["methods"]["conv"]["theta"] in example.THETAS
+    assert data["methods"]["dc"]["theta"] in example.THETAS
