@@ -40,6 +40,10 @@ class IncapableBackendError(BackendError):
     """The requested backend cannot handle the formulation's cone class."""
 
 
+class MissingDependencyError(MKLError, ImportError):
+    """An optional dependency (an extra such as ``docs``) is not installed; says what to install."""
+
+
 class SolverError(MKLError, RuntimeError):
     """A backend failed, or returned a status mklopt cannot accept."""
 

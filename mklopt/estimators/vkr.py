@@ -82,8 +82,8 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         The certified solve (``alpha`` is the (M, n) coefficient array).
     support_ : ndarray
         Indices of training points with some nonzero :math:`\\alpha_{k,j}`.
-    support_vectors_ : ndarray (n_support_points_, n_features)
-    dual_coef_ : ndarray (M, n_support_points_)
+    support_vectors_ : ndarray (``n_support_points_``, n_features)
+    dual_coef_ : ndarray (M, ``n_support_points_``)
         :math:`y_j\\alpha_{k,j}` on the support points.
     n_nonzero_ : int
         Number of nonzero :math:`\\alpha_{k,j}`.

@@ -1,0 +1,84 @@
+"""Build the mklopt documentation site with Sphinx (``mklopt docs``).
+
+The configuration and the hand-written pages live here (``conf.py``,
+``pages/``); the catalogue ``formulations/``, the gallery ``examples/`` and the
+docstrings are the other sources. :func:`build_site` stages all of them in a
+temporary folder (nothing is written into the checkout) and runs
+``sphinx-build -W`` on it. Requires the ``docs`` extra
+(``pip install -e ".[docs]"``) and a source checkout.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..exceptions import InvalidInputError, MissingDependencyError
+from ._staging import stage
+
+#: Import names of the ``docs`` extra (distribution names in pyproject.toml).
+REQUIRED = ("sphinx", "myst_parser", "sphinx_gallery", "numpydoc", "pydata_sphinx_theme")
+INSTALL = 'pip install -e ".[docs]"'
+
+
+def check_dependencies() -> None:
+    """Raise :class:`~mklopt.exceptions.MissingDependencyError` naming what is missing."""
+    missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingDependencyError(
+            f"mklopt docs needs the docs extra ({', '.join(missing)} not installed); "
+            f"run '{INSTALL}' in the source checkout.")
+
+
+def source_checkout(root: Path | None = None) -> Path:
+    """The checkout holding ``formulations/``, ``examples/`` and ``mklopt/``.
+
+    Parameters
+    ----------
+    root : Path, optional
+        The folder to check (default: the one holding the installed package).
+
+    Returns
+    -------
+    Path
+        ``root``, when it has ``formulations/`` and ``examples/``.
+    """
+    root = Path(__file__).resolve().parents[2] if root is None else Path(root)
+    missing = [name for name in ("formulations", "examples") if not (root / name).is_dir()]
+    if missing:
+        raise InvalidInputError(
+            f"mklopt docs builds the site from the source checkout's formulations/ and "
+            f"examples/, which are not next to the installed package ({root} has no "
+            f"{' or '.join(missing)}/); use a source checkout installed with '{INSTALL}'.")
+    return root
+
+
+def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> int:
+    """Stage the sources and run Sphinx (warnings are errors) into ``out``.
+
+    Parameters
+    ----------
+    out : Path
+        Folder of the HTML site (``out / "index.html"``); created if needed.
+    quick : bool
+        Run the gallery's examples at their small size (seconds each).
+    staging : Path, optional
+        Folder for the staged sources (default: a temporary folder, removed afterwards).
+
+    Returns
+    -------
+    int
+        ``sphinx-build``'s exit status (0: built without warnings).
+    """
+    check_dependencies()
+    repo = source_checkout()
+    if staging is None:
+        with tempfile.TemporaryDirectory(prefix="mklopt-docs-") as tmp:
+            return build_site(out, quick, Path(tmp))
+    staged = stage(repo, Path(staging), quick)
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+               "-d", str(staged.root / "doctrees"), str(staged.site), str(out)]
+    return subprocess.call(command, cwd=staged.root)

@@ -1,0 +1,102 @@
+"""Sphinx configuration of the mklopt site (staged by ``mklopt docs`` next to ``_options.json``).
+
+Sources: the catalogue ``formulations/*.md`` (MyST with ``dollarmath`` and
+``amsmath``, each page followed by its module's code), the gallery of
+``examples/`` (sphinx-gallery; every script with a ``main`` is executed and its
+PNGs are collected), the hand-written pages of ``mklopt/_docs/pages`` and the
+numpydoc docstrings (the API page is generated from the modules' ``__all__``).
+MathJax is served from the build's ``_static`` when the offline copy
+(``sphinx-mathjax-offline``, part of the ``docs`` extra) is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import mklopt
+from mklopt._docs._api import api_page
+from mklopt._docs._mathjax import offline_mathjax
+
+HERE = Path(__file__).resolve().parent
+OPTIONS = json.loads((HERE / "_options.json").read_text(encoding="utf-8"))
+QUICK = bool(OPTIONS["quick"])
+
+project = "mklopt"
+author = "the mklopt developers"
+copyright = "the mklopt developers"  # noqa: A001 - Sphinx's name
+release = version = mklopt.__version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+    "matplotlib.sphinxext.plot_directive",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_code", "**/GALLERY_HEADER.rst"]
+nitpicky = False
+templates_path = ["_templates"]
+
+# --- MyST: the catalogue's $...$ and $$...$$ are math ------------------------
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# --- autodoc / autosummary / numpydoc -----------------------------------------
+(HERE / "api.rst").write_text(api_page(), encoding="utf-8")
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()
+numpydoc_xref_param_type = False
+
+# --- gallery --------------------------------------------------------------------
+_executed = "|".join(re.escape(stem) for stem in OPTIONS["executed"]) or "^$"
+sphinx_gallery_conf = {
+    "examples_dirs": ["../examples"],
+    "gallery_dirs": ["gallery"],
+    "filename_pattern": rf"/({_executed})\.py$",
+    "ignore_pattern": r"__init__\.py",
+    "image_scrapers": ("mklopt._docs._gallery.png_scraper",),
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "show_memory": False,
+    "show_signature": False,
+    "remove_config_comments": True,
+    "write_computation_times": False,
+    "min_reported_time": 1,
+    "within_subsection_order": "FileNameSortKey",
+}
+
+# --- the drivers page's figures (matplotlib plot directive) ----------------------
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 90)]
+plot_rcparams = {"figure.figsize": (8.0, 3.2)}
+plot_pre_code = "import numpy as np\nimport matplotlib.pyplot as plt\nimport mklopt\n"
+
+# --- HTML -------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"mklopt {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_static_path: list[str] = []
+html_show_sourcelink = False
+_mathjax = offline_mathjax()
+if _mathjax is not None:
+    html_static_path.append(str(_mathjax.parent))  # copies mathjax/ into _static/
+    mathjax_path = "mathjax/tex-chtml.js"

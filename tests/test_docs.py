@@ -1,0 +1,134 @@
+"""``mklopt docs --quick`` builds the site (Sphinx ``-W``): every page is there and renders.
+
+One quick build (about two minutes on two cores) is shared by the tests of
+this module: the catalogue pages with typeset math and their module's code,
+the executed gallery with its figures, the drivers' figures, the API pages and
+the offline MathJax copy. A broken page, docstring or example fails the build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from mklopt import cli
+from mklopt._docs import check_dependencies, source_checkout
+from mklopt._docs._staging import code_path
+from mklopt.exceptions import InvalidInputError, MissingDependencyError
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = sorted(p for p in (REPO / "formulations").glob("*.md") if p.stem != "README")
+TAGS = re.compile(r"<[^>]+>")
+
+
+def _text(path: Path) -> str:
+    """The visible text of an HTML page (tags removed, entities decoded)."""
+    return html.unescape(TAGS.sub("", path.read_text(encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("site")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = cli.main(["docs", "--quick", "--out", str(out)])
+    assert code == 0, "mklopt docs --quick failed (Sphinx warnings are errors; see stderr)"
+    return out, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def site(built) -> Path:
+    return built[0]
+
+
+def test_index_printed_and_written(built):
+    site, printed = built
+    assert printed.strip() == str(site.resolve() / "index.html")
+    text = _text(site / "index.html").lower()
+    for phrase in ("researchers prototyping mkl regularizers", "verifying their own mkl solvers",
+                   "teachers", "mklopt demo", "pytest -q"):
+        assert phrase in text, phrase
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_formulation_page_has_math_and_code(site, page):
+    built = site / "formulations" / f"{page.stem}.html"
+    assert built.is_file(), f"no page for formulations/{page.name}"
+    raw = built.read_text(encoding="utf-8")
+    assert 'class="math notranslate' in raw and ("\\(" in raw or "\\[" in raw)
+    module = code_path(page.stem, page.read_text(encoding="utf-8"))
+    assert module is not None, f"formulations/{page.name} names no module"
+    source = (REPO / module).read_text(encoding="utf-8")
+    first_def = next(line.strip() for line in source.splitlines() if line.startswith(("def ", "class ")))
+    assert first_def.split("(")[0] in _text(built), f"the code of {module} is not on the page"
+
+
+def test_catalogue_index_lists_every_page(site):
+    raw = (site / "formulations" / "index.html").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert f'href="{page.stem}.html' in raw
+
+
+def test_gallery_pages_show_their_figures(site):
+    pages = [p for p in (site / "gallery").glob("*.html") if p.stem != "index"]
+    assert len(pages) == len(list((REPO / "examples").glob("*.py")))
+    with_images = [p.stem for p in pages
+                   if re.search(rf'<img[^>]+src="[^"]*sphx_glr_{p.stem}_\d+\.png"', p.read_text("utf-8"))]
+    assert len(with_images) >= 6, with_images
+    assert {"plot_convergence", "plot_local_rademacher", "lp_norm_toy"} <= set(with_images)
+    for stem in with_images:
+        assert list((site / "_images").glob(f"sphx_glr_{stem}_*.png"))
+
+
+def test_drivers_page_has_a_figure_per_driver(site):
+    raw = (site / "drivers.html").read_text(encoding="utf-8")
+    assert len(re.findall(r"<img[^>]+\.png", raw)) >= 4
+    for driver in ("wrapper", "cutting_plane", "dca", "vkr_cd"):
+        assert driver in raw
+
+
+def test_api_pages_name_the_public_api(site):
+    text = _text(site / "api.html")
+    for name in ("mklopt.fit", "mklopt.solve", "mklopt.certify", "KernelSet", "MKLClassifier",
+                 "check_solver", "plot_convergence", "MKLResult"):
+        assert name in text or name.split(".")[-1] in text, name
+    for stub in ("mklopt.fit", "mklopt.solve", "mklopt.certify", "mklopt.KernelSet",
+                 "mklopt.estimators.MKLClassifier", "mklopt.testing.check_solver"):
+        page = site / "generated" / f"{stub}.html"
+        assert page.is_file(), stub
+        assert stub.split(".")[-1] in _text(page)
+
+
+def test_mathjax_is_served_offline(site):
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    raw = (site / "formulations" / "lp_primal.html").read_text(encoding="utf-8")
+    assert "_static/mathjax/tex-chtml.js" in raw and "cdn.jsdelivr" not in raw
+
+
+def test_no_checkout_file_names_in_catalogue_citations():
+    for page in (REPO / "formulations").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"\b00[1-4]_[0-9a-f]{16}\.txt|shared/seeds", text), page.name
+
+
+def test_missing_docs_extra_is_one_line_error(monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "numpydoc" else real(name, *a))
+    with pytest.raises(MissingDependencyError, match=r'pip install -e "\.\[docs\]"'):
+        check_dependencies()
+    assert cli.main(["docs", "--out", "unused"]) == 2
+    assert 'pip install -e ".[docs]"' in capsys.readouterr().err
+
+
+def test_no_source_checkout_is_said_clearly(tmp_path):
+    with pytest.raises(InvalidInputError, match="source checkout"):
+        source_checkout(tmp_path)
+    assert source_checkout() == REPO
