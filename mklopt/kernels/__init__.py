@@ -1,6 +1,7 @@
 """Kernel matrices: the validated :class:`KernelSet`, construction from data, spectra.
 
-* :mod:`~mklopt.kernels.kernelset` — :class:`KernelSet` (validation, factors,
+* :mod:`~mklopt.kernels.kernelset` — :class:`KernelSet` (validation, access, products;
+  :mod:`~mklopt.kernels._spectral`: factors,
   tail sums, alignment, normalizations).
 * :mod:`~mklopt.kernels.factorset` — :class:`FactorKernelSet`, kernels as
   low-rank factors :math:`G_mG_m^\\top` (:mod:`~mklopt.kernels.approximate`: Nyström, RFF).
