@@ -33,7 +33,7 @@ def png_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, 
     Returns
     -------
     str
-        reST showing the images, or ``""`` when there are none.
+        reST showing the images one below the other, or ``""`` when there are none.
     """
     from sphinx_gallery.scrapers import figure_rst
 
@@ -42,4 +42,5 @@ def png_scraper(block: Any, block_vars: dict[str, Any], gallery_conf: dict[str, 
     for png, target in zip(sorted(folder.glob("*.png")), block_vars["image_path_iterator"]):
         shutil.move(str(png), target)
         images.append(target)
-    return figure_rst(images, gallery_conf["src_dir"]) if images else ""
+    # one full-width image each (sphinx-gallery shrinks several into a row of thumbnails)
+    return "".join(figure_rst([image], gallery_conf["src_dir"]) for image in images)

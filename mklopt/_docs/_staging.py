@@ -200,6 +200,6 @@ def stage(repo: Path, staging: Path, quick: bool) -> Staging:
     shutil.copy2(PACKAGE / "conf.py", site / "conf.py")
     stage_catalogue(repo, site)
     executed = stage_examples(repo, staging, quick)
-    options = {"quick": quick, "repo": str(repo), "executed": list(executed)}
+    options = {"quick": quick, "executed": list(executed)}
     (site / "_options.json").write_text(json.dumps(options), encoding="utf-8")
     return Staging(root=staging, site=site, executed=executed)

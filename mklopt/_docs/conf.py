@@ -96,7 +96,22 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 html_show_sourcelink = False
+# pages without a section of their own get the full width
+html_sidebars = {page: [] for page in ("index", "drivers", "certificates", "api")}
 _mathjax = offline_mathjax()
 if _mathjax is not None:
     html_static_path.append(str(_mathjax.parent))  # copies mathjax/ into _static/
     mathjax_path = "mathjax/tex-chtml.js"
+
+
+def _skip_sklearn_routing(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated ``set_*_request`` methods (their docstrings link
+    into scikit-learn's own documentation)."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    """Sphinx hook: connect the member filter above."""
+    app.connect("autodoc-skip-member", _skip_sklearn_routing)
