@@ -98,10 +98,8 @@ class MKLEstimatorBase(BaseEstimator):
             raise InvalidInputError(
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={X.shape[0]}.")
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
-        ks = KernelSet.from_data(X, self.kernel_specs_)
-        if self.normalization is not None:
-            theta = self.theta if self.normalization == "tail_sum" else None
-            ks = ks.normalized(self.normalization, theta=theta)
+        theta = self.theta if self.normalization == "tail_sum" else None
+        ks = KernelSet.from_data(X, self.kernel_specs_, normalization=self.normalization, theta=theta)
         self.kernel_names_ = list(ks.names)
         self.driver_ = self._resolve_driver(ks.n)
         return ks

@@ -51,6 +51,8 @@ class _Normalizing:
         divisors = self._divisors(method, theta) / (target if method == "trace" else 1.0)
         new = self._derived(np.divide(self.K, divisors[:, None, None]), self.names)
         new.scales = self.scales / divisors
+        if getattr(self, "_sketch", None) is not None:  # the sketch is linear in K
+            new._sketch = self._sketch / divisors[:, None, None]
         return new
 
     def _divisors(self, method: str, theta: int | None) -> np.ndarray:

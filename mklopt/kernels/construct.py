@@ -60,8 +60,14 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     Returns
     -------
     ndarray of shape (M, n_x, n_y)
+
+    Notes
+    -----
+    RBF specs with an explicit ``gamma`` share one matrix of squared
+    distances (scikit-learn's ``euclidean_distances``):
+    :math:`K_m = \exp(-\gamma_m D)`, the same values as ``rbf_kernel``.
     """
-    from sklearn.metrics.pairwise import pairwise_kernels
+    from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
 
     X = np.asarray(X, dtype=float)
     Y = X if Y is None else np.asarray(Y, dtype=float)
@@ -73,7 +79,22 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
+    gammas = [_rbf_gamma(spec) for spec in specs]
+    rbf = [m for m, g in enumerate(gammas) if g is not None]
+    if rbf:  # one matrix of squared distances for all of them; exp on all cores
+        from ._stack import map_kernels
+
+        distances = euclidean_distances(X, Y, squared=True)
+
+        def fill(i: int) -> None:
+            m = rbf[i]
+            np.multiply(distances, -gammas[m], out=out[m])
+            np.exp(out[m], out=out[m])
+
+        map_kernels(fill, len(rbf))
     for m, spec in enumerate(specs):
+        if gammas[m] is not None:
+            continue
         try:
             if callable(spec):
                 out[m] = spec(X, Y)
@@ -88,6 +109,17 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
                 "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
                 "('rbf', {'gamma': 0.1}).") from None
     return out
+
+
+def _rbf_gamma(spec: KernelSpec) -> float | None:
+    """``gamma`` of an RBF spec with an explicit positive gamma (computed from shared distances), else None."""
+    if callable(spec) or not isinstance(spec, (tuple, list)) or len(spec) != 2:
+        return None
+    metric, params = spec
+    if metric != "rbf" or not isinstance(params, dict) or set(params) != {"gamma"}:
+        return None
+    gamma = params["gamma"]
+    return float(gamma) if isinstance(gamma, (int, float)) and gamma > 0 else None
 
 
 def _first_line(exc: Exception) -> str:

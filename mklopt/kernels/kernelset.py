@@ -144,7 +144,9 @@ class KernelSet(_Normalizing, _Spectral):
     @classmethod
     def from_data(cls, X: np.ndarray, specs: Sequence[KernelSpec],
                   names: Sequence[str] | None = None, *, rank: int | None = None,
-                  approximation: str = "nystroem", random_state: int = 0, **kwargs) -> "KernelSet":
+                  approximation: str = "nystroem", random_state: int = 0,
+                  normalization: str | None = None, theta: int | None = None,
+                  **kwargs) -> "KernelSet":
         """Build kernels from features with scikit-learn's pairwise kernels.
 
         See :func:`kernel_stack` for the accepted ``specs``. For prediction,
@@ -157,6 +159,10 @@ class KernelSet(_Normalizing, _Spectral):
         or ``"rff"``, seeded by ``random_state``) and a
         :class:`~mklopt.kernels.factorset.FactorKernelSet` is returned; its
         :meth:`transform_test` takes raw test features.
+
+        ``normalization`` (``"trace"``, ``"multiplicative"``, ``"tail_sum"``
+        with ``theta``) gives the same set as ``.normalized(normalization)``
+        but divides the freshly built stack in place (no second stack).
         """
         if rank is not None:
             from .approximate import approximate_factors
@@ -167,7 +173,18 @@ class KernelSet(_Normalizing, _Spectral):
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
-        return cls(stack, names, **kwargs)
+        kernels = cls(stack, names, **kwargs)
+        if normalization is None:
+            return kernels
+        if normalization == "spherical":
+            return kernels.normalized("spherical")
+        divisors = kernels._divisors(normalization, theta)
+        if kernels.K.base is not stack and kernels.K.base is not stack.base:  # validation copied it
+            return kernels.normalized(normalization, theta=theta)
+        stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
+        kernels.scales = kernels.scales / divisors
+        kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]
+        return kernels
 
     @classmethod
     def from_factors(cls, factors: Sequence[np.ndarray],
@@ -220,7 +237,8 @@ class KernelSet(_Normalizing, _Spectral):
         """
         if self._sketch is None:
             W = sketch_vectors(self.n)
-            self._sketch = np.einsum("ia,mib->mab", W, self.K @ W)
+            KW = (self.K.reshape(self.M * self.n, self.n) @ W).reshape(self.M, self.n, -1)  # one GEMM
+            self._sketch = np.einsum("ia,mib->mab", W, KW)
         return self._sketch
 
     @property
