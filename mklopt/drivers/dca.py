@@ -122,7 +122,6 @@ class DCA(Driver):
 
     name = "dca"
     losses = ("hinge",)
-    needs_dense = True  # the DC subproblem's linearization reads eigenvectors of K_mu
     certified = False
     needs_psd = True
 

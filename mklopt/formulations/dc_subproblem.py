@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validation import as_kernel_set
 from ..exceptions import FormulationError, InvalidInputError, RankError
-from ..kernels import KernelSet, top_eigenvalues
+from ..kernels import KernelSet
 from ..kernels.spectra import check_theta
 from ..regularizers import L1, LpBall, WeightedL1
 from . import qcqp_l1
@@ -108,12 +108,9 @@ def tail_sum_linearization(kernels, weights, theta: int) -> TailLinearization:
     traces = ks.traces
     if theta == 0:
         return TailLinearization(traces.copy(), float(traces @ mu))
-    K_mu = ks.combined(mu)
-    vals, U = top_eigenvalues(K_mu, theta, vectors=True)
-    KU = (ks.K.reshape(ks.M * ks.n, ks.n) @ U).reshape(ks.M, ks.n, theta)
-    top = np.einsum("mij,ij->m", KU, U)
+    vals, top = ks.top_eigen_terms(mu, theta)
     v = np.clip(traces - top, 0.0, None)
-    g = max(float(np.trace(K_mu) - vals.sum()), 0.0)
+    g = max(float(traces @ mu - vals.sum()), 0.0)
     return TailLinearization(v, g)
 
 
@@ -196,6 +193,8 @@ def build(data: MKLData, theta: int = 1, weights0=None) -> Model:
 
 def _rescaled(ks: KernelSet, factor: np.ndarray) -> KernelSet:
     """Kernels :math:`c_m K_m` with factors :math:`\\sqrt{c_m} L_m` (no re-validation or re-factorization)."""
+    if ks.factored:
+        return ks._with([G * np.sqrt(c) for G, c in zip(ks.factors(), factor)], ks.names)
     scaled = ks._derived(ks.K * factor[:, None, None], ks.names)
     scaled._factors = {m: ks.factor(m) * np.sqrt(factor[m]) for m in range(ks.M)}
     return scaled
@@ -205,4 +204,4 @@ FORMULATION = Formulation(
     "dc_subproblem", qcqp_l1.FORMULATION.cone, build,
     "local-Rademacher DC subproblem: l1-MKL over {mu >= 0: <v, mu> <= 1}, "
     "v the tail-sum supergradient at weights0 (theta=, weights0=)",
-    page="dc_subproblem.md", losses=("hinge",), needs_dense=True)
+    page="dc_subproblem.md", losses=("hinge",))

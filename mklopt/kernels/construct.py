@@ -65,7 +65,7 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     -----
     RBF specs with an explicit ``gamma`` share one matrix of squared
     distances (scikit-learn's ``euclidean_distances``):
-    :math:`K_m = \exp(-\gamma_m D)`, the same values as ``rbf_kernel``.
+    :math:`K_m = \\exp(-\\gamma_m D)`, the same values as ``rbf_kernel``.
     """
     from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
 
