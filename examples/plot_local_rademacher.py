@@ -192,7 +192,8 @@ def _plot_row(axes, data: dict) -> None:
     methods = data["methods"]
     aucs = [100 * methods[m]["test_auc"] for m in METHODS]
     stds = [100 * methods[m]["test_auc_std"] for m in METHODS]
-    labels = [m if "theta" not in methods[m] else f"{m}\n(θ={methods[m]['theta']})" for m in METHODS]
+    labels = [m if "thetas" not in methods[m] else f"{m}\nθ: {','.join(map(str, methods[m]['thetas']))}"
+              for m in METHODS]
     axes[0].bar(labels, aucs, yerr=stds, color="tab:blue")
     axes[0].set_ylim(max(0.0, min(aucs) - max(stds) - 2.0), min(100.0, max(aucs) + max(stds) + 1.0))
     axes[0].set_ylabel("test AUC (%)")

@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,15 +198,12 @@ def run_fold(K, y, train, val, test, cfg: Config, n_features: int, table: dict, 
                     _add(table[name], ("lam", lam, "beta", beta), *vkr_scores(res, K, y, train, val, test))
 
 
-class _timer:
-    def __init__(self, clock: dict, key: str) -> None:
-        self.clock, self.key = clock, key
-
-    def __enter__(self):
-        self.start = time.perf_counter()
-
-    def __exit__(self, *exc):
-        self.clock[self.key] = self.clock.get(self.key, 0.0) + time.perf_counter() - self.start
+@contextmanager
+def _timer(clock: dict, key: str):
+    """Add the wall time of the block to ``clock[key]``."""
+    start = time.perf_counter()
+    yield
+    clock[key] = clock.get(key, 0.0) + time.perf_counter() - start
 
 
 def _add(scores: dict, key, val: float, test: float, sv: int, flagged: bool) -> None:
@@ -302,7 +300,8 @@ def figure(results: dict, cfg: Config, folder: Path) -> Path:
         for col, what in enumerate(("error", "sv")):
             ax = axes[row, col]
             ours = [res[a][what] for a in ALGORITHMS]
-            ax.bar(x - 0.2, [o[0] for o in ours], 0.4, yerr=[o[1] for o in ours], label="mklopt")
+            ax.bar(x - 0.2, [o[0] for o in ours], 0.4, yerr=[o[1] for o in ours],
+                   label=f"mklopt, {min(cfg.splits, cfg.folds)} runs")
             if paper:
                 ax.bar(x + 0.2, [paper[what][a][0] for a in ALGORITHMS], 0.4,
                        yerr=[paper[what][a][1] for a in ALGORITHMS], label=f"paper: {PAPER_NAME[name]}")
