@@ -294,3 +294,15 @@ def test_vkr_defaults_are_certified_across_the_papers_grid():
             objectives.append(res.primal)
     # the grid reaches objectives well below 1, where max(1, |P|) made rel_gap absolute
     assert min(objectives) < 0.1
+
+
+@pytest.mark.parametrize("C", [1.3093673545426122e-235, 1e-12, 1.0, 1e12])
+def test_projection_is_feasible_when_the_box_is_far_narrower_than_alpha(C):
+    """Found by the fuzz test: C = 1e-235 against a solver's alpha ~ 1e-10 left y'alpha = C."""
+    from mklopt.losses import project_alpha
+
+    y = np.array([-1.0, 1.0, 1.0])
+    alpha = np.array([1.44071898e-10, 6.91680689e-11, 7.49182561e-11])
+    a = project_alpha(alpha, y, C)
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(y @ a) <= 1e-14 * C
