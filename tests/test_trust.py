@@ -305,4 +305,4 @@ def test_projection_is_feasible_when_the_box_is_far_narrower_than_alpha(C):
     alpha = np.array([1.44071898e-10, 6.91680689e-11, 7.49182561e-11])
     a = project_alpha(alpha, y, C)
     assert np.all(a >= 0) and np.all(a <= C)
-    assert abs(y @ a) <= 1e-14 * C
+    assert abs(y @ a) <= 1e-14 * y.size * C  # the projection's own acceptance, relative to C
