@@ -27,6 +27,9 @@ MODULE_LINE = re.compile(r"^Module `(mklopt/[\w/]+\.py)`", re.MULTILINE)
 SPECIAL_CODE = {"losses": "mklopt/losses/base.py"}
 #: Examples shown but never executed (they rewrite files of the checkout).
 NEVER_RUN = ("make_reference_instances",)
+#: Examples the site always runs at their small size: the benchmarks, and the papers'
+#: tables (30+ minutes on two cores at full size; their full results are in README).
+ALWAYS_SMALL = ("vkr_table1", "plot_local_rademacher")
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def stage_examples(repo: Path, staging: Path, quick: bool) -> tuple[str, ...]:
     """Copy ``examples/*.py`` into ``staging/examples`` ready for sphinx-gallery.
 
     Each script with a ``main(small, out)`` gets a hidden call of it (``small``
-    in quick mode and for the benchmarks) writing its PNGs to
+    in quick mode, for the benchmarks and for :data:`ALWAYS_SMALL`) writing its PNGs to
     ``staging/figures/<stem>``, which the gallery's scraper collects.
 
     Returns
@@ -167,7 +170,7 @@ def stage_examples(repo: Path, staging: Path, quick: bool) -> tuple[str, ...]:
     for script in sorted((repo / "examples").glob("*.py")):
         source = _titled(script.read_text(encoding="utf-8"), script.stem)
         if _has_main(source) and script.stem not in NEVER_RUN:
-            small = quick or script.stem.startswith("bench_")
+            small = quick or script.stem.startswith("bench_") or script.stem in ALWAYS_SMALL
             out = staging / "figures" / script.stem
             source = _with_gallery_call(source, script, out, small)
             executed.append(script.stem)
