@@ -17,6 +17,7 @@ from collections.abc import Sequence
 SECTIONS: list[tuple[str, str, Sequence[str] | None]] = [
     ("Solve, fit and certify", "mklopt", ["solve", "fit", "path", "certify", "available_backends"]),
     ("Kernels", "mklopt", ["KernelSet", "kernel_stack"]),
+    ("Kernels as low-rank factors", "mklopt.kernels", ["FactorKernelSet", "TestFactors"]),
     ("Weight sets (regularizers)", "mklopt",
      ["Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic", "ConstraintSet",
       "Fixed", "BlockNorm", "block_from_weight_norm", "weight_from_block_norm"]),
