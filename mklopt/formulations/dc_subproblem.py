@@ -108,9 +108,9 @@ def tail_sum_linearization(kernels, weights, theta: int) -> TailLinearization:
     traces = ks.traces
     if theta == 0:
         return TailLinearization(traces.copy(), float(traces @ mu))
-    vals, top = ks.top_eigen_terms(mu, theta)
+    vals, top, trace_mu = ks.top_eigen_terms(mu, theta)
     v = np.clip(traces - top, 0.0, None)
-    g = max(float(traces @ mu - vals.sum()), 0.0)
+    g = max(float(trace_mu - vals.sum()), 0.0)
     return TailLinearization(v, g)
 
 

@@ -62,17 +62,19 @@ class _Spectral:
                 "or use the 'vkr_lp' formulation, which accepts indefinite kernels."
             )
 
-    def top_eigen_terms(self, weights: np.ndarray, theta: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-:math:`\\theta` eigenvalues of :math:`K_\\mu` and :math:`\\operatorname{Tr}(U^\\top K_m U)` per kernel.
+    def top_eigen_terms(self, weights: np.ndarray,
+                        theta: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Top-:math:`\\theta` eigenvalues of :math:`K_\\mu`, :math:`\\operatorname{Tr}(U^\\top K_m U)` per kernel, :math:`\\operatorname{Tr}K_\\mu`.
 
         :math:`U` holds the matching eigenvectors (the tail sum's supergradient
         at :math:`\\mu`, :mod:`~mklopt.formulations.dc_subproblem`); one GEMM over the stack.
         """
         from .spectra import top_eigenvalues
 
-        vals, U = top_eigenvalues(self.combined(weights), theta, vectors=True)
+        K_mu = self.combined(weights)
+        vals, U = top_eigenvalues(K_mu, theta, vectors=True)
         KU = (self.K.reshape(self.M * self.n, self.n) @ U).reshape(self.M, self.n, theta)
-        return vals, np.einsum("mij,ij->m", KU, U)
+        return vals, np.einsum("mij,ij->m", KU, U), float(np.trace(K_mu))
 
     # ------------------------------------------------------------ tail sums
     def tail_sums(self, theta: int) -> np.ndarray:

@@ -195,7 +195,8 @@ class FactorKernelSet(KernelSet):
         U, sv, _ = np.linalg.svd(self.factor(m), full_matrices=False)
         return sv[::-1] ** 2, U[:, ::-1]
 
-    def top_eigen_terms(self, weights: np.ndarray, theta: int) -> tuple[np.ndarray, np.ndarray]:
+    def top_eigen_terms(self, weights: np.ndarray,
+                        theta: int) -> tuple[np.ndarray, np.ndarray, float]:
         """As :meth:`KernelSet.top_eigen_terms`, from a thin SVD of :math:`Z` (:math:`K_\\mu = ZZ^\\top`).
 
         :math:`\\operatorname{Tr}(U^\\top K_m U) = \\|U^\\top G_m\\|_F^2`; :math:`O(nR^2)`.
@@ -204,7 +205,8 @@ class FactorKernelSet(KernelSet):
         U, sv, _ = np.linalg.svd(self.combined_factor(weights), full_matrices=False)
         U, vals = U[:, :theta], np.concatenate([sv[:theta] ** 2, np.zeros(max(0, theta - sv.size))])
         projected = U.T @ self.G
-        return vals, np.add.reduceat(np.einsum("ij,ij->j", projected, projected), self.offsets[:-1])
+        top = np.add.reduceat(np.einsum("ij,ij->j", projected, projected), self.offsets[:-1])
+        return vals, top, float(np.sum(sv ** 2))
 
     def tail_sums(self, theta: int) -> np.ndarray:
         """:math:`\\sum_{j>\\theta}\\sigma_j(G_m)^2` from the (r_m, r_m) Gram matrices."""
