@@ -25,7 +25,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 import mklopt
-from mklopt.plotting import plot_convergence, plot_weights
+from mklopt.plotting import plot_convergence, plot_weights, save_figure
 
 TOL = 1e-6
 
@@ -61,25 +61,17 @@ def figures(results: dict, folder: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for label, res in results.items():
         loops = {name: r for name, r in res.items() if name != "exact"}
         fig, axes = plot_convergence(loops, tol=TOL)
         axes[0].set_title(f"certified gap, {label} (weight norm)")
-        paths.append(_save(plt, fig, folder / f"convergence_{label.replace('/', '_').replace('=', '')}.png"))
+        paths.append(save_figure(fig, folder / f"convergence_{label.replace('/', '_').replace('=', '')}.png"))
         fig, ax = plot_weights(res)
         ax.set_title(f"kernel weights, {label}")
-        paths.append(_save(plt, fig, folder / f"weights_{label.replace('/', '_').replace('=', '')}.png"))
+        paths.append(save_figure(fig, folder / f"weights_{label.replace('/', '_').replace('=', '')}.png"))
     return paths
-
-
-def _save(plt, fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def main(small: bool = False, out: str | Path = ".") -> dict:

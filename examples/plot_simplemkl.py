@@ -24,7 +24,7 @@ from sklearn.datasets import load_digits
 from sklearn.preprocessing import StandardScaler
 
 import mklopt
-from mklopt.plotting import plot_convergence, plot_weights
+from mklopt.plotting import plot_convergence, plot_weights, save_figure
 
 SPECS = [("rbf", {"gamma": g}) for g in (1e-3, 3e-3, 1e-2, 3e-2, 1e-1)] + [
     "linear", ("poly", {"degree": 2, "gamma": 1 / 64}), ("poly", {"degree": 3, "gamma": 1 / 64})]
@@ -80,7 +80,7 @@ def figures(res: dict, folder: Path) -> list[Path]:
     axes[2].grid(True, which="both", alpha=0.3)
     axes[0].set_title("l1-MKL on digits 8 vs 9: certified gap")
     fig.tight_layout()
-    paths = [_save(plt, fig, folder / "simplemkl_convergence.png")]
+    paths = [save_figure(fig, folder / "simplemkl_convergence.png")]
     fig, (ax_w, ax_a) = plt.subplots(1, 2, figsize=(14, 4.5), gridspec_kw={"width_ratios": [3, 1]})
     plot_weights(res["compared"], ax=ax_w)
     ax_w.set_title("kernel weights: l1-MKL vs two-stage alignment (all sum to 1)")
@@ -91,14 +91,8 @@ def figures(res: dict, folder: Path) -> list[Path]:
     ax_a.set_ylim(min(res["accuracy"].values()) - 0.05, 1.0)
     ax_a.set_ylabel("test accuracy")
     fig.tight_layout()
-    paths.append(_save(plt, fig, folder / "simplemkl_alignment_weights.png"))
+    paths.append(save_figure(fig, folder / "simplemkl_alignment_weights.png"))
     return paths
-
-
-def _save(plt, fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def main(small: bool = False, out: str | Path = ".") -> dict:

@@ -17,7 +17,7 @@ from .exceptions import InvalidInputError
 from .kernels import KernelSet
 from .result import MKLResult
 
-__all__ = ["plot_convergence", "plot_weights", "plot_tail_sums", "save_ratio_bars", "GAP_FLOOR"]
+__all__ = ["plot_convergence", "plot_weights", "plot_tail_sums", "save_ratio_bars", "save_figure", "GAP_FLOOR"]
 
 #: Smallest relative gap drawn on the log axis.
 GAP_FLOOR = 1e-16
@@ -203,6 +203,21 @@ def _axes(ax: Any, count: int, figsize: tuple[float, float]) -> list:
     return [ax]
 
 
+def save_figure(fig: Any, path, *, dpi: int = 110):
+    """Save ``fig`` as ``path`` (its folder is created), close it and return the path.
+
+    Every example and benchmark ends a figure this way, so figures never pile up
+    in matplotlib's registry across a gallery build.
+    """
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    _pyplot().close(fig)
+    return path
+
+
 def save_ratio_bars(labels: Sequence[str], ratios: Sequence[float], path, *, ylabel: str,
                     log: bool = False, target: float | None = None) -> None:
     """Save a bar chart of one benchmark ratio per configuration (the ``bench_*`` examples).
@@ -219,14 +234,9 @@ def save_ratio_bars(labels: Sequence[str], ratios: Sequence[float], path, *, yla
     target : float, optional
         A dashed horizontal line at the target ratio.
     """
-    from pathlib import Path
-
     import matplotlib
     matplotlib.use("Agg")
-    plt = _pyplot()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels)), 4))
+    fig, ax = _pyplot().subplots(figsize=(max(6, 0.6 * len(labels)), 4))
     ax.bar(range(len(labels)), list(ratios))
     if log:
         ax.set_yscale("log")
@@ -236,5 +246,4 @@ def save_ratio_bars(labels: Sequence[str], ratios: Sequence[float], path, *, yla
     ax.set_ylabel(ylabel)
     ax.set_xticks(range(len(labels)), list(labels), rotation=90, fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
