@@ -101,3 +101,19 @@ def test_estimator_bad_parameters():
         MKLClassifier(multiclass="ovo").fit(X, y % 3)
     with pytest.raises(InvalidInputError, match="driver must be one of"):
         MKLRegressor(driver="dca").fit(X, y)
+
+
+@pytest.mark.parametrize("multiclass, classes", [("ovr", (0, 1)), ("ovr", (0, 1, 2)), ("shared", (0, 1, 2))])
+def test_fitted_classifier_pickles_small(multiclass, classes):
+    """Issue 15: a fitted estimator keeps what prediction needs, not the training stack."""
+    import pickle
+
+    from sklearn.datasets import load_digits
+
+    X, digit = load_digits(return_X_y=True)
+    keep = np.isin(digit, classes)
+    X, digit = X[keep][:600] / 16.0, digit[keep][:600]
+    clf = mklopt.MKLClassifier(multiclass=multiclass).fit(X, digit)
+    size = len(pickle.dumps(clf))
+    assert size <= 2 * X.nbytes + 64_000, (size, X.nbytes)
+    assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:50]), clf.predict(X[:50]))
