@@ -130,12 +130,41 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)
+    if backend is None and result.status != "optimal":
+        result = _fallback(form, data, result, tol, cone)
     result.classes = classes
     if verify:
         _verify(form, data, result, tol)
     elif result.status != "optimal":
         warnings.warn(f"{form.name} on {name}: {result.message}", UncertifiedWarning, stacklevel=2)
     return result
+
+
+def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str) -> MKLResult:
+    """The default backend's answer did not certify: try the other accurate installed ones.
+
+    In the default order for the cone, skipping first-order backends (SCS:
+    they cannot reach an interior point's gap); the first certified answer is returned
+    (its message names the default backend's gap), else the smallest gap.
+    """
+    order = [b for b in bk.DEFAULTS.get(cone, ()) if b in bk.capable_backends(cone)]
+    order += [b for b in bk.capable_backends(cone) if b not in order]
+    best = first
+    for name in order:
+        if name == first.backend or bk.accuracy(name, cone) >= 1e-4:  # first-order: no help
+            continue
+        try:
+            result = _solve_once(form, data, name, name, tol)
+        except SolverError:
+            continue
+        if result.gap < best.gap or result.status == "optimal":
+            best = result
+        if result.status == "optimal":
+            result.message = (f"certified on {name}; the default backend {first.backend} certified "
+                              f"only to rel_gap {first.rel_gap:.2e}")
+            result.info["fallback_from"] = first.backend
+            break
+    return best
 
 
 def _formulation(name: str):

@@ -12,8 +12,9 @@ from sklearn.metrics.pairwise import rbf_kernel
 import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels import quadratic_terms
-from mklopt.kernels._psd import lanczos_extremes
-from mklopt.kernels._stack import max_asymmetry
+from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
+from mklopt.kernels._stack import max_asymmetry, scan_stack, sketch_vectors
+from mklopt.kernels.products import SPARSE_WEIGHTS, combine
 
 
 def rbf_stack(n: int = 300, M: int = 3) -> np.ndarray:
@@ -91,6 +92,21 @@ def test_lanczos_bounds_the_spectrum(stack):
     assert hi == pytest.approx(vals[-1], rel=1e-8)
 
 
+def test_scan_screens_every_exactly_symmetric_kernel_on_its_one_read(stack):
+    """The validation scan hands each kernel's product with the start vector to the screen."""
+    names = ["a", "b", "c"]
+    scan = scan_stack(stack, names, True, 1e-8, lanczos_screen)
+    assert sorted(scan.screened) == [0, 1, 2]
+    for m in range(3):  # same Ritz values as a screen that computes K v itself
+        np.testing.assert_allclose(scan.screened[m], lanczos_extremes(stack[m]), rtol=1e-10)
+    noisy = stack.copy()
+    noisy[2, 0, 1] += 1e-12
+    scan = scan_stack(noisy, names, True, 1e-8, lanczos_screen)
+    assert scan.asymmetric == [2] and sorted(scan.screened) == [0, 1]  # screened after symmetrizing
+    W = sketch_vectors(stack.shape[1])  # the fingerprint sketch comes from the same read
+    np.testing.assert_allclose(scan.sketch[0], W.T @ stack[0] @ W, rtol=1e-12)
+
+
 @pytest.mark.parametrize("check", ["lanczos", "full"])
 def test_screen_catches_a_small_negative_eigenvalue(stack, check):
     K = stack[0]
@@ -164,6 +180,25 @@ def test_dataframes_are_accepted(stack):
     frames = [pd.DataFrame(K) for K in stack]
     np.testing.assert_array_equal(mklopt.KernelSet(frames[0]).K[0], stack[0])
     np.testing.assert_array_equal(mklopt.KernelSet(frames).K, stack)
+
+
+# ------------------------------------------------------------ combined kernel
+@pytest.mark.parametrize("used", [1, 2, 3])
+def test_combined_kernel_reads_only_the_kernels_in_use(stack, used):
+    """Sparse weights (at most SPARSE_WEIGHTS * M non-zero) take the axpy path; same K_mu."""
+    weights = np.zeros(3)
+    weights[:used] = [0.7, 0.2, 0.1][:used]
+    before = stack.copy()
+    out = np.empty(stack.shape[1:])
+    got = combine(stack, weights, out=out)
+    assert got is out
+    np.testing.assert_allclose(got, np.tensordot(weights, stack, axes=1), rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(stack, before)
+    assert (used <= SPARSE_WEIGHTS * 3) == (used == 1)  # both paths are exercised
+
+
+def test_combined_kernel_of_zero_weights_is_zero(stack):
+    np.testing.assert_array_equal(combine(stack, np.zeros(3)), np.zeros(stack.shape[1:]))
 
 
 # ------------------------------------------------------------ quadratic terms

@@ -114,3 +114,30 @@ def test_uncertified_backend_warns_without_verify(ill_conditioned):
         result = mklopt.solve(ks, y, "svm", backend="ECOS")
     assert result.status == "uncertified"
     assert result.rel_gap > 1e-6
+
+
+@pytest.mark.skipif(len([b for b in capable_backends("SOCP") if b in ("CLARABEL", "ECOS")]) < 2,
+                    reason="needs two interior-point SOCP backends")
+def test_default_backend_that_does_not_certify_falls_back(problem, monkeypatch):
+    """backend=None: when the default's answer does not certify, the next accurate backend
+    is tried and its certified pair returned (an explicit backend is never replaced)."""
+    import mklopt.exact as exact
+
+    ks, y = problem
+    original = exact._solve_once
+
+    def clarabel_uncertified(form, data, name, solver, tol):
+        result = original(form, data, name, solver, tol)
+        if name == "CLARABEL":  # as when Clarabel stops at a 3e-6 gap on a DCA subproblem
+            result.status, result.gap, result.rel_gap = "uncertified", 1.0, 3e-6
+        return result
+
+    monkeypatch.setattr(exact, "_solve_once", clarabel_uncertified)
+    result = mklopt.solve(ks, y, "lp_dual", p=1.0)
+    assert result.status == "optimal" and result.backend == "ECOS"
+    assert result.info["fallback_from"] == "CLARABEL" and "CLARABEL" in result.message
+    again = mklopt.certify(ks, y, result.weights, result.alpha, C=1.0, p=1.0)
+    assert again.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-12)
+    with pytest.warns(UncertifiedWarning):
+        explicit = mklopt.solve(ks, y, "lp_dual", p=1.0, backend="CLARABEL")
+    assert explicit.status == "uncertified" and explicit.backend == "CLARABEL"

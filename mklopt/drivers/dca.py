@@ -57,6 +57,8 @@ class ExactSubproblem:
         # (registry name, what solve() accepts): a name, or a CVXPY solver instance
         self.name, self.backend = bk.select_backend(backend, FORMULATIONS["dc_subproblem"].cone,
                                                     "dc_subproblem")
+        if backend is None:  # the default: solve() may fall back to another accurate backend
+            self.backend = None
 
     def __call__(self, weights: np.ndarray, lin: TailLinearization) -> tuple[MKLResult, int]:
 
@@ -171,6 +173,7 @@ class DCA(Driver):
         self._last_primal = cert.primal
         extra = {"tail_sum": tail, "tail_sum_start": lin.g, "subproblem_rel_gap": res.rel_gap,
                  "subproblem_gap": res.gap, "subproblem_status": res.status,
+                 "subproblem_backend": getattr(res, "backend", self.inner.name),
                  "weight_change": change, "objective_decrease": decrease,
                  "inner_iterations": inner_iterations, "v": lin.v.copy()}
         # res.dual: the subproblem's best lower bound (the wrapper keeps it across iterates)

@@ -33,6 +33,7 @@ import numpy as np
 from .. import backends as bk
 from ..exceptions import InvalidInputError, MKLWarning, SolverError
 from ..formulations import FORMULATIONS, MKLData
+from ..kernels.products import combine
 
 __all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
 
@@ -40,7 +41,7 @@ __all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
 class LibsvmInner:
     """The loss's libsvm-class solver at fixed weights; :math:`K_\\mu` is built into one reused buffer.
 
-    .. math:: K_\\mu = \\sum_m \\mu_m K_m \\quad\\text{(one BLAS pass over the stack)}
+    .. math:: K_\\mu = \\sum_m \\mu_m K_m \\quad\\text{(one BLAS pass over the kernels in use)}
 
     The single-kernel problem is :meth:`Loss.fit_inner <mklopt.losses.Loss.fit_inner>`
     (``SVC``, ``SVR``, ``OneClassSVM``, a linear solve for the squared loss).
@@ -61,8 +62,7 @@ class LibsvmInner:
         self.eps = max(1e-12, min(1e-3, 0.1 * tol))
         self.max_iter = int(max_iter) if max_iter is not None else max(10_000, 100 * data.n)
         self.budget_hits = 0
-        self.flat = data.kernels.K.reshape(data.M, -1)
-        self.buffer = np.empty(self.flat.shape[1])
+        self.buffer = np.empty((data.n, data.n))
 
     def tighten(self) -> bool:
         """Ten times smaller stopping tolerance (down to 1e-12); False when at the floor."""
@@ -76,9 +76,8 @@ class LibsvmInner:
         return CvxpyInner(self.data, self.tol, self.backend)
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
-        np.dot(weights, self.flat, out=self.buffer)
-        K = self.buffer.reshape(self.data.n, self.data.n)
         d = self.data
+        K = combine(d.kernels.K, weights, out=self.buffer)
         alpha, hit = d.loss.fit_inner(K, d.y, d.C, self.eps, self.max_iter)
         if hit:
             self.budget_hits += 1

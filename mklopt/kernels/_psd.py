@@ -8,7 +8,7 @@ Numerical noise in a PSD kernel stored with machine precision
 
 is accepted as it is. ``"lanczos"`` (default) estimates the smallest
 eigenvalue from 20 Lanczos steps on each kernel, single-threaded while it is
-in cache
+in cache (run by the validation scan, which has read the kernel already)
 (Ritz values never go below :math:`\\lambda_{\\min}`, so a negative estimate
 is a proof); only when it is below :math:`-\\tau_{\\text{noise}}` is the kernel
 decomposed (``eigh``), then clipped (down to ``psd_tol`` relative to the
@@ -22,10 +22,10 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError, NotPSDError
-from ._stack import map_kernels
+from ._stack import map_kernels, screen_start
 from .spectra import eigh
 
-__all__ = ["PSD_CHECKS", "check_psd", "lanczos_extremes"]
+__all__ = ["PSD_CHECKS", "check_psd", "lanczos_extremes", "lanczos_screen"]
 
 PSD_CHECKS = ("lanczos", "full")
 #: Factor c of the noise tolerance c * eps * n * ||K||.
@@ -34,22 +34,29 @@ NOISE_FACTOR = 10.0
 LANCZOS_STEPS = 20
 
 
-def lanczos_extremes(K: np.ndarray, steps: int = LANCZOS_STEPS, seed: int = 0) -> tuple[float, float]:
+def lanczos_extremes(K: np.ndarray, steps: int = LANCZOS_STEPS,
+                     start_product: np.ndarray | None = None) -> tuple[float, float]:
     """Smallest and largest Ritz values after ``steps`` Lanczos steps (full reorthogonalization).
 
     .. math:: \\lambda_{\\min}(K) \\le \\theta_{\\min} \\le \\theta_{\\max} \\le \\lambda_{\\max}(K)
 
-    From a fixed random start vector, so results are reproducible.
+    From the fixed random start vector :func:`screen_start`, so results are
+    reproducible; ``start_product`` is :math:`K v` for that vector when the
+    caller has it already (the validation scan computes it on its one read of
+    the kernel).
     """
     n = K.shape[0]
     k = min(steps, n)
     V = np.empty((k, n))
-    v = np.random.default_rng(seed).standard_normal(n)
-    v /= np.linalg.norm(v)
+    v = screen_start(n)
+    w = K @ v if start_product is None else np.array(start_product, dtype=float)
+    norm = np.linalg.norm(v)
+    v, w = v / norm, w / norm
     diag, off = [], []
     for j in range(k):
         V[j] = v
-        w = K @ v
+        if j:
+            w = K @ v
         diag.append(float(v @ w))
         for _ in range(2):  # twice is enough (Kahan-Parlett)
             w -= V[: j + 1].T @ (V[: j + 1] @ w)
@@ -62,12 +69,21 @@ def lanczos_extremes(K: np.ndarray, steps: int = LANCZOS_STEPS, seed: int = 0) -
     return float(vals[0]), float(vals[-1])
 
 
+def lanczos_screen(K: np.ndarray, start_product: np.ndarray) -> tuple[float, float]:
+    """The default screen, run by the validation scan while ``K`` is in cache."""
+    return lanczos_extremes(K, LANCZOS_STEPS, start_product)
+
+
 def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float,
-              psd_tol: float, method: str = "lanczos") -> dict[int, tuple[np.ndarray, np.ndarray]]:
+              psd_tol: float, method: str = "lanczos",
+              screened: dict[int, tuple[float, float]] | None = None,
+              ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Screen every kernel; return the eigendecompositions of those to clip.
 
     Raises :class:`NotPSDError` for an eigenvalue below
     :math:`-\\max(\\text{psd\\_tol}\\,\\lambda_{\\max}, \\tau_{\\text{noise}})`.
+    ``screened`` holds the Ritz extremes the validation scan already computed
+    (``"lanczos"`` only); the other kernels are screened here.
 
     Returns
     -------
@@ -78,11 +94,12 @@ def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float
     if method not in PSD_CHECKS:
         raise KernelError(f"unknown psd_check {method!r}; choose one of {PSD_CHECKS}.")
     n = stack.shape[1]
+    screened = screened if method == "lanczos" and screened is not None else {}
 
     def suspect(m: int) -> float | None:
         """The noise level of kernel m when the screen cannot clear it, else None."""
         K = stack[m]
-        lo, hi = lanczos_extremes(K, LANCZOS_STEPS if method == "lanczos" else 8)
+        lo, hi = screened[m] if m in screened else lanczos_extremes(K, LANCZOS_STEPS if method == "lanczos" else 8)
         noise = NOISE_FACTOR * eps * n * max(hi, float(scale[m]))
         return None if ((lo >= -noise) if method == "lanczos" else _cholesky_ok(K, noise)) else noise
 

@@ -2,9 +2,11 @@
 
 A float64, C-contiguous array is used in place; anything else (float32,
 integers, lists, DataFrames, strided views) is converted once. The scan
-visits each kernel once, while it is in cache, for finiteness, size,
-symmetry (in tiles of rows compared with the matching columns, never a
-transpose of the whole stack) and its fingerprint sketch; kernels are
+reads each kernel from memory once and, while it is in cache, checks
+finiteness, size and exact symmetry (``scipy.linalg.issymmetric``; the
+amount of asymmetry is measured only when there is some, in tiles of rows
+compared with the matching columns, never a transpose of the whole stack),
+takes its fingerprint sketch and runs the PSD screen on it; kernels are
 scanned on all cores (:func:`map_kernels`).
 """
 
@@ -17,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from ..exceptions import KernelError
 
 __all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE",
-           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS"]
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "screen_start", "Screen"]
 
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150
@@ -130,36 +133,72 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
 
 @dataclass
 class Scan:
-    """What one visit of each kernel found: max |K|, kernels to symmetrize, the sketch."""
+    """What one visit of each kernel found: max |K|, kernels to symmetrize, the sketch, the screen."""
 
     scale: np.ndarray
     asymmetric: list[int] = field(default_factory=list)
     #: :math:`W^\\top K_m W` per kernel (M, 3, 3), valid while the stack is unchanged.
     sketch: np.ndarray | None = None
+    #: Kernel index -> what ``screen`` returned (exactly symmetric, finite kernels only).
+    screened: dict = field(default_factory=dict)
 
 
-def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray) -> tuple[float, float, float, np.ndarray]:
-    """``(max, min, max asymmetry, W^T K W)`` of one kernel, read while it is in cache."""
-    hi, lo = float(K.max()), float(K.min())
-    finite = np.isfinite(hi) and np.isfinite(lo)
-    asym = max_asymmetry(K) if symmetric and finite else 0.0
+#: ``screen(K, Kv)`` -> anything: work done on a kernel while it is in cache, given
+#: the product of K with :func:`screen_start` (already computed by the visit).
+Screen = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def screen_start(n: int) -> np.ndarray:
+    """The fixed random start vector whose product with each kernel the visit hands to ``screen``."""
+    return np.random.default_rng(0).standard_normal(n)
+
+
+@dataclass
+class _Visit:
+    hi: float
+    lo: float
+    asymmetry: float
+    sketch: np.ndarray
+    screened: Any = None
+
+
+def _visit(K: np.ndarray, symmetric: bool, probes: np.ndarray, W: np.ndarray,
+           screen: Screen | None) -> _Visit:
+    """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
+
+    ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector and the sketch's
+    columns. For an exactly symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
+    ``screen``; a kernel that is not exactly symmetric gets its maximal asymmetry
+    measured (tiles of rows against columns) and no screen here.
+    """
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite kernels are rejected next
-        return hi, lo, asym, W.T @ (K @ W)
+        product = probes @ K
+        hi, lo = float(K.max()), float(K.min())
+    sketch = product[1:] @ W
+    if not (np.isfinite(hi) and np.isfinite(lo)):
+        return _Visit(hi, lo, 0.0, sketch)
+    exact = not symmetric or scipy.linalg.issymmetric(K)
+    asymmetry = 0.0 if exact else max_asymmetry(K)
+    screened = screen(K, product[0]) if screen is not None and symmetric and exact else None
+    return _Visit(hi, lo, asymmetry, sketch, screened)
 
 
-def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float) -> Scan:
-    """Finiteness, zero kernels, magnitude and symmetry, kernel by kernel (on all cores).
+def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float,
+               screen: Screen | None = None) -> Scan:
+    """Finiteness, zero kernels, magnitude, symmetry and ``screen``, kernel by kernel (on all cores).
 
     Raises :class:`KernelError` for non-finite entries, all-zero kernels,
     entries so large that sums overflow, and asymmetry beyond
     ``sym_tol * max|K|``. Kernels asymmetric within tolerance are listed in
-    ``Scan.asymmetric``; exactly symmetric ones are left as they are.
+    ``Scan.asymmetric``; exactly symmetric ones are left as they are and, while
+    each is in cache, handed to ``screen`` (the PSD screen).
     """
     M, n = stack.shape[0], stack.shape[1]
     W = sketch_vectors(n)
-    visits = map_kernels(lambda m: _visit(stack[m], symmetric, W), M)
-    hi = np.array([v[0] for v in visits])
-    lo = np.array([v[1] for v in visits])
+    probes = np.ascontiguousarray(np.column_stack([screen_start(n), W]).T)
+    visits = map_kernels(lambda m: _visit(stack[m], symmetric, probes, W, screen), M)
+    hi = np.array([v.hi for v in visits])
+    lo = np.array([v.lo for v in visits])
     bad = [m for m in range(M) if not (np.isfinite(hi[m]) and np.isfinite(lo[m]))]
     if bad:
         raise KernelError(f"kernel(s) {bad} contain NaN or infinite entries; fix or drop them.")
@@ -168,16 +207,17 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     if zero:
         raise KernelError(f"kernel(s) {zero} are all zero; they carry no information, drop them.")
     _check_magnitude(scale, names, n, M)
-    result = Scan(scale=scale, sketch=np.stack([v[3] for v in visits]))
-    for m in range(M):
-        asym = visits[m][2]
-        if asym > sym_tol * scale[m]:
+    result = Scan(scale=scale, sketch=np.stack([v.sketch for v in visits]))
+    for m, visit in enumerate(visits):
+        if visit.asymmetry > sym_tol * scale[m]:
             raise KernelError(
-                f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {asym:.3g}, "
+                f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {visit.asymmetry:.3g}, "
                 f"max |K| = {scale[m]:.3g}). Symmetrize it with (K + K.T) / 2 if that is "
                 "intended, or use 'vkr_lp', which accepts asymmetric kernels.")
-        if asym > 0:
+        if visit.asymmetry > 0:
             result.asymmetric.append(m)
+        elif visit.screened is not None:
+            result.screened[m] = visit.screened
     return result
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..exceptions import MKLWarning
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
-from ._psd import check_psd, clip
+from ._psd import check_psd, clip, lanczos_screen
 from ._stack import as_stack, check_names, scan_stack, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name
 from .products import quadratic_terms
@@ -120,7 +120,8 @@ class KernelSet(_Normalizing, _Spectral):
         given = as_stack(kernels)
         stack = given.stack
         names = check_names(names, stack.shape[0])
-        scan = scan_stack(stack, names, self.symmetric, sym_tol)
+        screen = lanczos_screen if self.psd and psd_check == "lanczos" else None
+        scan = scan_stack(stack, names, self.symmetric, sym_tol, screen)
         self._sketch = scan.sketch
         if scan.asymmetric:
             self._sketch = None  # the stack changes below
@@ -128,7 +129,7 @@ class KernelSet(_Normalizing, _Spectral):
             given.owned = True
             symmetrize(stack, scan.asymmetric)
         if self.psd:
-            to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check)
+            to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check, scan.screened)
             if to_clip:
                 self._sketch = None
                 stack = stack if given.owned else stack.copy()
