@@ -71,6 +71,23 @@ def test_slightly_asymmetric_kernel_is_symmetrized_in_a_copy(stack):
     np.testing.assert_array_equal(noisy, before)
 
 
+def test_rounding_noise_asymmetry_is_used_in_place(stack):
+    """1 ulp of max|K| (as GEMM-built pairwise kernels have at n = 2000): no copy of the
+    user's stack, screened like a symmetric one; a stack mklopt owns is symmetrized."""
+    noisy = stack.copy()
+    noisy[1, 2, 7] = np.nextafter(noisy[1, 7, 2], np.inf)
+    assert noisy[1, 2, 7] != noisy[1, 7, 2]
+    ks = mklopt.KernelSet(noisy)
+    assert np.shares_memory(ks.K, noisy)
+    scan = scan_stack(noisy, ["a", "b", "c"], True, 1e-8, lanczos_screen)
+    assert scan.asymmetric == [] and scan.noise_asymmetric == [1] and sorted(scan.screened) == [0, 1, 2]
+    owned = mklopt.KernelSet(list(noisy))  # a list: converted into mklopt's own stack
+    np.testing.assert_array_equal(owned.K[1], owned.K[1].T)
+    far = stack.copy()
+    far[1, 2, 7] += 1e3 * np.finfo(float).eps * np.abs(stack[1]).max()  # beyond rounding noise
+    assert not np.shares_memory(mklopt.KernelSet(far).K, far)
+
+
 def test_normalization_makes_one_new_stack(stack):
     ks = mklopt.KernelSet(stack)
     for method in ("trace", "spherical"):

@@ -24,7 +24,8 @@ import scipy.linalg
 from ..exceptions import KernelError
 
 __all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE",
-           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "screen_start", "Screen"]
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "screen_start", "Screen",
+           "NOISE_ASYMMETRY_ULPS"]
 
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150
@@ -32,6 +33,11 @@ MAX_MAGNITUDE = 1e150
 TILE = 256
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
+#: Asymmetry up to this many units of roundoff of max|K| is rounding noise (pairwise kernels
+#: computed through a GEMM differ by 0.5-1.5 ulps at n = 2000): a stack mklopt does not own
+#: is used as it is rather than copied, since every product mklopt forms with K_m has a
+#: rounding error of about n ulps.
+NOISE_ASYMMETRY_ULPS = 4
 
 
 def sketch_vectors(n: int) -> np.ndarray:
@@ -136,7 +142,10 @@ class Scan:
     """What one visit of each kernel found: max |K|, kernels to symmetrize, the sketch, the screen."""
 
     scale: np.ndarray
+    #: Kernels asymmetric beyond rounding noise (within ``sym_tol``): to symmetrize.
     asymmetric: list[int] = field(default_factory=list)
+    #: Kernels asymmetric at the level of rounding noise: symmetrize only when free (owned).
+    noise_asymmetric: list[int] = field(default_factory=list)
     #: :math:`W^\\top K_m W` per kernel (M, 3, 3), valid while the stack is unchanged.
     sketch: np.ndarray | None = None
     #: Kernel index -> what ``screen`` returned (exactly symmetric, finite kernels only).
@@ -167,9 +176,10 @@ def _visit(K: np.ndarray, symmetric: bool, probes: np.ndarray, W: np.ndarray,
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector and the sketch's
-    columns. For an exactly symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
+    columns. For a symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
     ``screen``; a kernel that is not exactly symmetric gets its maximal asymmetry
-    measured (tiles of rows against columns) and no screen here.
+    measured (tiles of rows against columns), and is screened here only when that is
+    rounding noise (it is symmetrized and screened later otherwise).
     """
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite kernels are rejected next
         product = probes @ K
@@ -179,7 +189,8 @@ def _visit(K: np.ndarray, symmetric: bool, probes: np.ndarray, W: np.ndarray,
         return _Visit(hi, lo, 0.0, sketch)
     exact = not symmetric or scipy.linalg.issymmetric(K)
     asymmetry = 0.0 if exact else max_asymmetry(K)
-    screened = screen(K, product[0]) if screen is not None and symmetric and exact else None
+    noise = asymmetry <= NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * max(hi, -lo)
+    screened = screen(K, product[0]) if screen is not None and symmetric and noise else None
     return _Visit(hi, lo, asymmetry, sketch, screened)
 
 
@@ -190,8 +201,9 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     Raises :class:`KernelError` for non-finite entries, all-zero kernels,
     entries so large that sums overflow, and asymmetry beyond
     ``sym_tol * max|K|``. Kernels asymmetric within tolerance are listed in
-    ``Scan.asymmetric``; exactly symmetric ones are left as they are and, while
-    each is in cache, handed to ``screen`` (the PSD screen).
+    ``Scan.asymmetric`` (or ``Scan.noise_asymmetric`` when the asymmetry is at most
+    :data:`NOISE_ASYMMETRY_ULPS` units of roundoff of max|K|); symmetric ones are
+    left as they are and, while each is in cache, handed to ``screen`` (the PSD screen).
     """
     M, n = stack.shape[0], stack.shape[1]
     W = sketch_vectors(n)
@@ -214,10 +226,12 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
                 f"kernel '{names[m]}' is not symmetric (max |K - K^T| = {visit.asymmetry:.3g}, "
                 f"max |K| = {scale[m]:.3g}). Symmetrize it with (K + K.T) / 2 if that is "
                 "intended, or use 'vkr_lp', which accepts asymmetric kernels.")
-        if visit.asymmetry > 0:
-            result.asymmetric.append(m)
-        elif visit.screened is not None:
+        if visit.screened is not None:
             result.screened[m] = visit.screened
+        if visit.asymmetry > NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * scale[m]:
+            result.asymmetric.append(m)
+        elif visit.asymmetry > 0:
+            result.noise_asymmetric.append(m)
     return result
 
 

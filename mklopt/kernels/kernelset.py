@@ -45,7 +45,7 @@ class KernelSet(_Normalizing, _Spectral):
     ----------
     kernels : array of shape (M, n, n) or (n, n), DataFrame, sequence of (n, n) arrays, or KernelSet
         The kernel matrices, real and numeric. A float64, C-contiguous,
-        exactly symmetric array that passes the checks is **used in place**:
+        symmetric array that passes the checks is **used in place**:
         :attr:`K` is a read-only view of it, and mklopt never writes to it
         (do not modify it yourself while the set is in use). Any other input
         (float32, integers, lists, DataFrames, non-contiguous views, kernels
@@ -61,7 +61,9 @@ class KernelSet(_Normalizing, _Spectral):
         Voted Kernel Regularization LP accepts ``psd=False``.
     symmetric : bool, default True
         Require symmetric kernels (within ``sym_tol`` relative); kernels
-        asymmetric within tolerance are symmetrized in the copy.
+        asymmetric within tolerance are symmetrized in the copy, except that an
+        asymmetry of at most a few units of roundoff of max|K| (pairwise kernels
+        computed through a GEMM) is rounding noise and does not cause a copy.
         ``symmetric=False`` is for VKR only.
     psd_tol, sym_tol : float
         Relative tolerances of the checks above.
@@ -123,11 +125,13 @@ class KernelSet(_Normalizing, _Spectral):
         screen = lanczos_screen if self.psd and psd_check == "lanczos" else None
         scan = scan_stack(stack, names, self.symmetric, sym_tol, screen)
         self._sketch = scan.sketch
-        if scan.asymmetric:
+        # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
+        to_symmetrize = scan.asymmetric + (scan.noise_asymmetric if given.owned else [])
+        if to_symmetrize:
             self._sketch = None  # the stack changes below
             stack = stack if given.owned else stack.copy()
             given.owned = True
-            symmetrize(stack, scan.asymmetric)
+            symmetrize(stack, to_symmetrize)
         if self.psd:
             to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check, scan.screened)
             if to_clip:
