@@ -23,7 +23,7 @@ import scipy.linalg
 
 from ..exceptions import KernelError
 
-__all__ = ["as_stack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE",
+__all__ = ["as_stack", "OwnedStack", "scan_stack", "symmetrize", "check_names", "StackInput", "MAX_MAGNITUDE",
            "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "screen_start", "Screen",
            "NOISE_ASYMMETRY_ULPS"]
 
@@ -70,12 +70,22 @@ class StackInput:
     eps: float
 
 
+class OwnedStack:
+    """A stack mklopt has just built (``KernelSet.from_data``): it may be changed in place."""
+
+    def __init__(self, stack: np.ndarray) -> None:
+        self.stack = stack
+
+
 def as_stack(kernels: Any) -> StackInput:
     """Convert ``kernels`` to an (M, n, n) float64 stack, copying only when needed.
 
     Accepted: an (M, n, n) or (n, n) array, a pandas DataFrame, or a sequence
-    of (n, n) arrays/DataFrames. Real numeric input only.
+    of (n, n) arrays/DataFrames. Real numeric input only. A user's float64
+    C-contiguous array is not owned (never written to); an :class:`OwnedStack` is.
     """
+    if isinstance(kernels, OwnedStack):
+        return StackInput(kernels.stack, True, float(np.finfo(float).eps))
     owned = not isinstance(kernels, np.ndarray)
     arr = _to_array(kernels)
     if arr.ndim == 2:

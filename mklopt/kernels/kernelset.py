@@ -19,7 +19,7 @@ from ..exceptions import MKLWarning
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import check_psd, clip, lanczos_screen
-from ._stack import as_stack, check_names, scan_stack, sketch_vectors, symmetrize
+from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name
 from .products import quadratic_terms
 
@@ -178,7 +178,7 @@ class KernelSet(_Normalizing, _Spectral):
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
-        kernels = cls(stack, names, **kwargs)
+        kernels = cls(OwnedStack(stack), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
             return kernels
         if normalization == "spherical":

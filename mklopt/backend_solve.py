@@ -1,0 +1,155 @@
+"""One formulation on one backend: build, run, certify, polish (:func:`solve_once`).
+
+:func:`mklopt.solve` (module :mod:`mklopt.exact`) picks the backend(s) and calls
+this; the labels are mklopt's: ``"optimal"`` only when its own certificate
+has ``rel_gap <= gap_tolerance(backend, tol)``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from . import backends as bk
+from .certificates import certificate, primal_point_certificate
+from .exceptions import FormulationError, SolverError
+from .formulations import FORMULATIONS, MKLData
+from .polish import weight_polish
+from .result import MKLResult
+from .result_io import kernel_fingerprint
+
+__all__ = ["solve_once", "gap_tolerance"]
+
+_ACCEPTED = ("optimal", "optimal_inaccurate")
+
+
+def gap_tolerance(backend: str, tol: float, cone: str | None = None) -> float:
+    """Relative gap below which mklopt labels an answer ``"optimal"``: ``max(100 tol, 1e-9)``.
+
+    The same for every backend: a first-order backend whose answer does not
+    reach it is reported ``"uncertified"`` (with its certified gap), never
+    ``"optimal"``. ``backend`` and ``cone`` are accepted for a per-backend
+    policy but do not loosen the label.
+    """
+    return max(100.0 * tol, 1e-9)
+
+
+def _build(form, data: MKLData):
+    try:
+        return form.build(data, **data.params)
+    except TypeError as exc:
+        raise FormulationError(f"formulation '{form.name}' got unexpected parameters {sorted(data.params)}: {exc}") from None
+
+
+def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_name: str) -> None:
+    others = [b for b in bk.capable_backends(FORMULATIONS[form_name].cone) if b != name]
+    try:
+        with warnings.catch_warnings():
+            # CVXPY's "may be inaccurate" warning: mklopt's certificate decides instead.
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            if isinstance(solver, str):
+                problem.solve(solver=solver, **bk.solver_options(name, tol))
+            else:
+                problem.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        hint = f"try backend='{others[0]}'" if others else "no other capable backend is installed"
+        raise SolverError(f"backend {name} failed on '{form_name}' ({str(exc).rstrip('.')}); {hint}.") from None
+    if problem.status not in _ACCEPTED:
+        raise SolverError(
+            f"backend {name} returned status '{problem.status}' on '{form_name}'"
+            f"; try another backend ({', '.join(others)}) or rescale the kernels (normalized('trace')).")
+
+
+def solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLResult:
+    start = time.perf_counter()
+    limit = gap_tolerance(name, tol, form.cone_for(data))
+    model, cert, raw_gap, polished = _attempt(form, data, name, solver, tol, limit)
+    if not cert.rel_gap <= limit / 10 and tol > 1e-12 and bk.accuracy(name) < 1e-4:
+        # Interior point: its multipliers (the weights of dual forms) are accurate to
+        # about its tolerance, and one certified pair needs both sides; a second
+        # solve 100x tighter costs about as much as the first.
+        try:
+            tight = _attempt(form, data, name, solver, max(tol * 1e-2, 1e-12), limit)
+            if tight[1].gap < cert.gap:
+                model, cert, raw_gap, polished = tight
+        except SolverError:
+            pass
+    elapsed = time.perf_counter() - start
+    ok = bool(np.isfinite(cert.rel_gap) and cert.rel_gap <= limit)
+    status = "optimal" if ok else "uncertified"
+    reg = model.certificate_regularizer
+    message = ("certified" if ok else
+               f"backend status '{model.problem.status}' but mklopt's certificate has rel_gap "
+               f"{cert.rel_gap:.2e} > {limit:.1e}; tighten tol or use another backend")
+    return MKLResult(
+        weights=cert.weights, alpha=cert.alpha, bias=cert.bias, primal=cert.primal,
+        dual=cert.dual, gap=cert.gap, rel_gap=cert.rel_gap, status=status,
+        backend=name, formulation=form.name, solve_time=elapsed,
+        dual_coef=cert.dual_coef if cert.dual_coef is not None else data.loss.coef(cert.alpha, data.y),
+        kernel_names=list(data.kernels.names),
+        certificate=cert, message=message, C=data.C, regularizer=reg,
+        fingerprint=kernel_fingerprint(data.kernels, data.y),
+        loss=data.loss.name, loss_params=data.loss.params(),
+        info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
+              "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished,
+              **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
+
+
+def _attempt(form, data: MKLData, name: str, solver: Any, tol: float, limit: float):
+    """Build, solve at ``tol``, certify and polish: ``(model, certificate, raw rel_gap, polished)``."""
+    model = _build(form, data)
+    _run_backend(model.problem, name, solver, tol, form.name)
+    weights, alpha, bias = model.extract()
+    if weights is None or alpha is None or not (np.all(np.isfinite(weights)) and np.all(np.isfinite(alpha))):
+        raise SolverError(f"backend {name} returned no finite solution for '{form.name}' (status {model.problem.status}).")
+    reg = model.certificate_regularizer
+    if model.certify is not None:
+        cert = model.certify(weights, alpha, bias)
+    elif model.primal_point is not None:
+        cert = primal_point_certificate(data.kernels, data.y, data.C, alpha, reg, model.primal_point())
+        if not np.isinf(model.info.get("b", 0.0)):  # the weight form may certify tighter
+            alt = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
+            cert = alt if alt.rel_gap < cert.rel_gap else cert
+    else:
+        cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg, data.loss)
+    raw_gap, polished = cert.rel_gap, False
+    exact_form = model.certify is None and model.primal_point is None
+    if exact_form and form.name != "svm" and not cert.rel_gap <= limit / 10:
+        cert, polished = _polish(data, cert, reg, name, tol)
+    return model, cert, raw_gap, polished
+
+
+def _polish(data: MKLData, cert, reg, name: str, tol: float):
+    """Re-solve the SVM at the returned weights for an alpha consistent with them.
+
+    Interior-point multipliers (the weights of dual formulations, alpha of
+    primal ones) are accurate to about the solver tolerance, which the hinge
+    term of the primal value amplifies. The weights are the formulation's
+    answer; an exact SVM at those weights yields the alpha that certifies them.
+    And the formulation's alpha (accurate) gets its best weights
+    (:func:`mklopt.polish.weight_polish`). Returns the certificate of the pair
+    with the smallest gap.
+    """
+    svm_form = FORMULATIONS["svm"]
+    # The most accurate installed QP backend: the polish certifies the weights,
+    # so it should not inherit the limits of the backend that produced them.
+    capable = bk.capable_backends(svm_form.cone) or [None]
+    backend = min(capable, key=lambda b: bk.accuracy(b, svm_form.cone) if b else 1.0)
+    svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
+    model = svm_form.build(data, weights=cert.weights, combined=True)
+    try:
+        _run_backend(model.problem, svm_name, solver, tol, "svm")
+        _, alpha, _ = model.extract()
+    except SolverError:
+        alpha = None
+    if alpha is None or not np.all(np.isfinite(alpha)):
+        alpha = cert.alpha
+    candidates = [cert, certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg, data.loss)]
+    candidates += [weight_polish(data, c.alpha) for c in candidates]
+    # One (weights, alpha) pair is the answer, so that certify() of the result
+    # reproduces its gap: keep the pair with the smallest certified gap.
+    return min((c for c in candidates if c is not None), key=lambda c: c.gap), True
