@@ -113,7 +113,8 @@ class LinearInner:
         from sklearn.svm import LinearSVC
 
         self.liblinear_calls += 1
-        svc = LinearSVC(loss="hinge", C=self.data.C, tol=1e-3, max_iter=10_000, dual=True)
+        svc = LinearSVC(loss="hinge", C=self.data.C, tol=1e-3, max_iter=10_000, dual=True,
+                        random_state=0)  # liblinear shuffles: fixed, so fits are reproducible
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # only the partition is used
             svc.fit(Z, self.data.y)
@@ -132,7 +133,9 @@ class LinearInner:
         if previous is not None:
             free |= (previous > 0) & (previous < C)
         switched = np.zeros(free.shape, dtype=bool)
+        m = margins
         for _ in range(rounds):
+            free = self._reachable(free, alpha, m)
             if free.sum() > self.cap:
                 return None
             alpha[free] = self._free_qp(Z, alpha, free)
@@ -152,6 +155,28 @@ class LinearInner:
             switched |= to_switch
             free |= to_free
         return None
+
+    def _reachable(self, free: np.ndarray, alpha: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        """Free more points until :math:`y_S^\\top x = -\\sum_{i\\notin S} y_i\\alpha_i` has a solution in the box.
+
+        The free points reach :math:`y_S^\\top x \\in [-C\\,|S_-|,\\ C\\,|S_+|]`. When the target
+        lies above, a fixed positive point at 0 or a negative one at C is freed (either
+        closes the shortfall by C), nearest the margin first; below, the mirror image.
+        """
+        C, y = self.data.C, self.data.y
+        free = free.copy()
+        while True:
+            target = -float(np.dot(y[~free], alpha[~free]))
+            high, low = C * np.sum(free & (y > 0)), -C * np.sum(free & (y < 0))
+            slack = 1e-12 * C * max(1, free.size)
+            if low - slack <= target <= high + slack:
+                return free
+            side = 1.0 if target > high else -1.0
+            helps = ~free & (((y == side) & (alpha == 0)) | ((y == -side) & (alpha == C)))
+            candidates = np.flatnonzero(helps)
+            if candidates.size == 0:  # no fixed point can help: the QP reports it
+                return free
+            free[candidates[np.argmin(np.abs(margins[candidates] - 1.0))]] = True
 
     def _free_qp(self, Z: np.ndarray, alpha: np.ndarray, free: np.ndarray) -> np.ndarray:
         C, y = self.data.C, self.data.y

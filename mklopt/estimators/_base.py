@@ -9,6 +9,10 @@ stays an ordinary 2-D feature array and they work in
 against the support vectors only, with the training normalization. A fitted
 estimator keeps the support vectors' features and coefficients, the kernel
 weights and the normalization constants, never the training kernel stack.
+With ``rank=r`` the training kernels are low-rank factors
+(:meth:`~mklopt.KernelSet.from_data` with ``rank``, Nyström by default) and a
+fitted estimator keeps the fitted approximations and the :math:`R`-vector
+:math:`w = G^\top c` instead (:class:`~mklopt.kernels.test_factors.FeatureMap`).
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from .._validation import check_max_iter, check_tol
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
 from ..kernels._normalize import normalize_test
+from ..kernels.approximate import APPROXIMATIONS
 from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
 from ..result import MKLResult, decision_values
 from .kernel_specs import diagonals, resolve_kernel_specs
 
-__all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "AUTO_EXACT_MAX_N", "WEIGHT_METHODS", "driver_names"]
+__all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "AUTO_EXACT_MAX_N", "WEIGHT_METHODS", "driver_names",
+           "check_rank"]
 
 #: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
 EXACT = "exact"
@@ -48,6 +54,13 @@ _VKR_DRIVERS = ("vkr_cd",)
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
 #: Losses whose labels or targets give the target kernel yy' of the two-stage ``WEIGHT_METHODS``.
 _ALIGN_LOSSES = ("hinge", "epsilon_insensitive", "squared_error")
+
+
+def check_rank(rank) -> int:
+    """``rank=`` of an estimator: an integer >= 1 (columns of each kernel's factor)."""
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
+        raise InvalidInputError(f"rank must be None (dense kernels) or an integer >= 1, got {rank!r}.")
+    return int(rank)
 
 
 def driver_names(loss: str = "hinge") -> list[str]:
@@ -90,6 +103,11 @@ class MKLEstimatorBase(BaseEstimator):
         if self.max_iter is not None:
             check_max_iter(self.max_iter)
         as_regularizer(self.regularizer, self.p)  # validates p and the regularizer type
+        if getattr(self, "rank", None) is not None:
+            check_rank(self.rank)
+            if self.approximation not in APPROXIMATIONS:
+                raise InvalidInputError(f"approximation must be one of {APPROXIMATIONS}, "
+                                        f"got {self.approximation!r}.")
 
     # --------------------------------------------------------------- fit
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:
@@ -99,7 +117,16 @@ class MKLEstimatorBase(BaseEstimator):
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={X.shape[0]}.")
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
         theta = self.theta if self.normalization == "tail_sum" else None
-        ks = KernelSet.from_data(X, self.kernel_specs_, normalization=self.normalization, theta=theta)
+        rank = getattr(self, "rank", None)
+        if rank is None:
+            self.rank_ = None
+            ks = KernelSet.from_data(X, self.kernel_specs_, normalization=self.normalization, theta=theta)
+        else:  # low-rank factors; a Nystroem approximation has at most n landmarks
+            self.rank_ = min(check_rank(rank), X.shape[0])
+            ks = KernelSet.from_data(X, self.kernel_specs_, rank=self.rank_,
+                                     approximation=self.approximation, random_state=self.random_state)
+            if self.normalization is not None:
+                ks = ks.normalized(self.normalization, theta=theta)
         self.kernel_names_ = list(ks.names)
         self.driver_ = self._resolve_driver(ks.n)
         return ks
@@ -149,6 +176,10 @@ class MKLEstimatorBase(BaseEstimator):
         self._coef = [np.asarray(r.dual_coef, dtype=float)[..., self.support_] for r in results]
         self._biases = [r.bias for r in results]
         self._weights = [np.asarray(r.weights, dtype=float) for r in results]
+        self._feature_map = None
+        if kernel_set.factored:  # prediction needs the map to G_m(x) and w = G'c, not the factors
+            self._feature_map, self._offsets = kernel_set.feature_map(), kernel_set.offsets.copy()
+            self._primal = [kernel_set.G.T @ np.asarray(r.dual_coef, dtype=float).T for r in results]
 
     # ----------------------------------------------------------- predict
     def _test_kernels(self, X: np.ndarray) -> np.ndarray:
@@ -161,6 +192,10 @@ class MKLEstimatorBase(BaseEstimator):
         """Decision values: one column per stored problem (or per class of a shared one)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        if getattr(self, "_feature_map", None) is not None:
+            scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
+                      for w, v, b in zip(self._weights, self._primal, self._biases)]
+            return scores[0] if len(scores) == 1 else np.column_stack(scores)
         T = self._test_kernels(X)
         scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
         return scores[0] if len(scores) == 1 else np.column_stack(scores)

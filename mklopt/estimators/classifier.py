@@ -102,6 +102,17 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         -1: all cores). libsvm and the BLAS passes release the GIL.
     verbose : int, default=0
         > 0 shows a progress bar with the certified gap for outer loops.
+    rank : int, optional
+        Low-rank kernels for large ``n``: each kernel becomes a factor with
+        ``rank`` columns (:math:`K_m\approx G_mG_m^\top`,
+        ``KernelSet.from_data(X, specs, rank=rank)``), so no n x n matrix is
+        formed and the inner SVM is linear; certified for the approximated
+        kernels. At most ``n_samples`` (``rank_``). Default: exact kernels.
+    approximation : {"nystroem", "rff"}, default="nystroem"
+        How the factors are built when ``rank`` is set (random Fourier
+        features for RBF kernels only).
+    random_state : int, default=0
+        Seed of the approximation.
 
     Attributes
     ----------
@@ -130,6 +141,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     support_vectors_ : ndarray of shape (n_SV, n_features)
         Training features of ``support_``: test kernels are evaluated against
         them only (the training kernels are not kept).
+    rank_ : int or None
+        Columns of each kernel factor (``rank`` capped at ``n_samples``).
     n_features_in_ : int
     feature_names_in_ : ndarray
         Only when ``X`` has string column names.
@@ -158,7 +171,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  C: float = 1.0, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None,
-                 multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0) -> None:
+                 multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0,
+                 rank: int | None = None, approximation: str = "nystroem", random_state: int = 0) -> None:
         self.kernels = kernels
         self.normalization = normalization
         self.theta = theta
@@ -172,6 +186,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.multiclass = multiclass
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.rank = rank
+        self.approximation = approximation
+        self.random_state = random_state
 
     def _loss_name(self) -> str:
         shared = self.multiclass == "shared" and getattr(self, "classes_", np.arange(2)).size > 2

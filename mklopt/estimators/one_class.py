@@ -44,6 +44,8 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
     backend : str, optional
     tol : float, optional
     max_iter : int, optional
+    rank, approximation, random_state :
+        Low-rank kernel factors for large ``n``, as in :class:`MKLClassifier`.
 
     Attributes
     ----------
@@ -52,14 +54,15 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
         :math:`\\alpha_i` of the support vectors (they sum to 1).
     offset_ : float
         :math:`\\rho`; ``decision_function = score_samples - offset_``.
-    support_, support_vectors_, kernel_specs_, kernel_names_, driver_, n_iter_, result_ :
+    support_, support_vectors_, kernel_specs_, kernel_names_, driver_, n_iter_, result_, rank_ :
         As in :class:`MKLClassifier`.
     """
 
     def __init__(self, kernels: Sequence[Any] | None = None, normalization: str | None = "multiplicative",
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  nu: float = 0.5, driver: str = AUTO, backend: str | None = None,
-                 tol: float | None = None, max_iter: int | None = None) -> None:
+                 tol: float | None = None, max_iter: int | None = None, rank: int | None = None,
+                 approximation: str = "nystroem", random_state: int = 0) -> None:
         self.kernels = kernels
         self.normalization = normalization
         self.theta = theta
@@ -70,6 +73,9 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
         self.backend = backend
         self.tol = tol
         self.max_iter = max_iter
+        self.rank = rank
+        self.approximation = approximation
+        self.random_state = random_state
 
     def _loss_name(self) -> str:
         return "one_class"

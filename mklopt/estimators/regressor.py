@@ -61,6 +61,8 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         relative gap of an outer loop (default 1e-4).
     max_iter : int, optional
         Iteration cap of an outer loop.
+    rank, approximation, random_state :
+        Low-rank kernel factors for large ``n``, as in :class:`MKLClassifier`.
 
     Attributes
     ----------
@@ -70,7 +72,7 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         Signed coefficients :math:`\\alpha_i` of the support vectors.
     intercept_ : float
         Offset ``b``.
-    support_, support_vectors_, kernel_specs_, kernel_names_, driver_, n_iter_ :
+    support_, support_vectors_, kernel_specs_, kernel_names_, driver_, n_iter_, rank_ :
         As in :class:`MKLClassifier`.
     result_ : MKLResult
         The full certified result.
@@ -90,7 +92,8 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  C: float = 1.0, loss: str = "epsilon_insensitive", epsilon: float = 0.1,
                  driver: str = AUTO, backend: str | None = None, tol: float | None = None,
-                 max_iter: int | None = None) -> None:
+                 max_iter: int | None = None, rank: int | None = None,
+                 approximation: str = "nystroem", random_state: int = 0) -> None:
         self.kernels = kernels
         self.normalization = normalization
         self.theta = theta
@@ -103,6 +106,9 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         self.backend = backend
         self.tol = tol
         self.max_iter = max_iter
+        self.rank = rank
+        self.approximation = approximation
+        self.random_state = random_state
 
     def _loss_name(self) -> str:
         return self.loss

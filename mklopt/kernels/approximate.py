@@ -45,6 +45,34 @@ def _transformer(spec: KernelSpec, rank: int, approximation: str, random_state: 
                     kernel_params=other or None, **direct)
 
 
+#: Landmark-kernel eigenvalues below this fraction of the largest are rounding noise.
+LANDMARK_RANK_TOL = 1e-10
+
+
+def _reveal_rank(nystroem: Any) -> None:
+    """Keep the landmark kernel's numerically nonzero spectrum: :math:`K_{LL} = U\\Lambda U^\\top`,
+
+    .. math:: \\phi(x) = \\Lambda_k^{-1/2} U_k^\\top k_L(x),\\qquad
+              \\lambda_j > \\text{LANDMARK\\_RANK\\_TOL}\\cdot\\lambda_{\\max}.
+
+    scikit-learn's ``Nystroem`` clips eigenvalues at an absolute 1e-12, so for a
+    low-rank kernel (linear or polynomial on few features) the noise directions
+    are scaled by up to :math:`10^6` and the test features change by 1e-9 between
+    batches of the same points; here they are dropped (k <= rank columns).
+    """
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    basis = pairwise_kernels(nystroem.components_, metric=nystroem.kernel, filter_params=True,
+                             **nystroem._get_kernel_params())
+    vals, vecs = np.linalg.eigh(0.5 * (basis + basis.T))
+    keep = vals > LANDMARK_RANK_TOL * max(float(vals[-1]), 0.0)
+    if not np.any(keep):
+        raise KernelError(f"the Nyström landmark kernel of {nystroem.kernel!r} is zero; check the "
+                          "kernel parameters.")
+    nystroem.normalization_ = (vecs[:, keep] / np.sqrt(vals[keep])).T  # transform: k_L(x) @ this.T
+    nystroem._n_features_out = int(keep.sum())
+
+
 def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
                         approximation: str = "nystroem",
                         random_state: int = 0) -> tuple[list[np.ndarray], list[Any], list[str]]:
@@ -72,7 +100,10 @@ def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
                           "samples rank landmarks among them.")
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
-    transformers = [_transformer(s, int(rank), approximation, random_state) for s in specs]
-    factors = [t.fit_transform(X) for t in transformers]
+    transformers = [_transformer(s, int(rank), approximation, random_state).fit(X) for s in specs]
+    for t in transformers:
+        if hasattr(t, "normalization_"):
+            _reveal_rank(t)
+    factors = [t.transform(X) for t in transformers]
     names = [f"{spec_name(s, i)}[{approximation} r={rank}]" for i, s in enumerate(specs)]
     return factors, transformers, names

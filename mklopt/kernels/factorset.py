@@ -29,34 +29,9 @@ from ..exceptions import KernelError
 from ._stack import check_names, sketch_vectors
 from .kernelset import KernelSet
 from .spectra import check_theta
+from .test_factors import FeatureMap, TestFactors, as_factors
 
-__all__ = ["FactorKernelSet", "TestFactors", "as_factors"]
-
-
-def as_factors(factors: Any, what: str = "factors") -> list[np.ndarray]:
-    """Validate M factor matrices (n, r_m): real, finite, 2-D, same n, r_m >= 1."""
-    if isinstance(factors, np.ndarray) and factors.ndim == 2:
-        factors = [factors]
-    try:
-        arrays = [np.asarray(G) for G in factors]
-    except TypeError:
-        raise KernelError(f"{what} must be a sequence of 2-D arrays (n, r_m).") from None
-    if not arrays:
-        raise KernelError(f"no {what} given; pass at least one (n, r) array.")
-    for m, G in enumerate(arrays):
-        if G.ndim != 2:
-            raise KernelError(f"{what}[{m}] must be a 2-D array (n, r_m), got shape {G.shape}.")
-        if G.dtype.kind not in "iuf":
-            raise KernelError(f"{what}[{m}] must hold real numbers, got dtype {G.dtype}.")
-        if G.shape[1] == 0:
-            raise KernelError(f"{what}[{m}] has rank 0 (no columns): drop that kernel or give a "
-                              "factor with at least one column.")
-        if G.shape[0] != arrays[0].shape[0]:
-            raise KernelError(f"{what} must all have the same number of rows (points): "
-                              f"{what}[0] has {arrays[0].shape[0]}, {what}[{m}] has {G.shape[0]}.")
-        if not np.all(np.isfinite(G)):
-            raise KernelError(f"{what}[{m}] contains NaN or infinite values.")
-    return arrays
+__all__ = ["FactorKernelSet", "TestFactors", "FeatureMap", "as_factors"]
 
 
 class FactorKernelSet(KernelSet):
@@ -269,35 +244,8 @@ class FactorKernelSet(KernelSet):
             (the fitted approximations are applied), else the test points'
             factors in the coordinates of the training factors.
         """
-        if self.approximators is not None and isinstance(test, np.ndarray) and test.ndim == 2:
-            X = np.asarray(test, dtype=float)
-            expected = getattr(self.approximators[0], "n_features_in_", X.shape[1])
-            if X.shape[1] != expected:
-                raise KernelError(f"test features have {X.shape[1]} columns; the kernels were "
-                                  f"built on {expected}.")
-            test = [a.transform(X) for a in self.approximators]
-        arrays = as_factors(test, "test factors")
-        if len(arrays) != self.M or np.any([A.shape[1] for A in arrays] != self.ranks):
-            raise KernelError(f"test factors must be M={self.M} arrays with {self.ranks.tolist()} "
-                              f"columns, got {[A.shape for A in arrays]}.")
-        arrays = [np.sqrt(s) * A for s, A in zip(self.scales, arrays)]
-        if self._train_diag is not None:
-            arrays = [A / np.sqrt(np.einsum("ij,ij->i", A, A))[:, None] for A in arrays]
-        return TestFactors(arrays, self)
+        return TestFactors(self.feature_map().transform(test), self)
 
-
-class TestFactors:
-    """Test-point factors :math:`G_m(x)` against a training :class:`FactorKernelSet`.
-
-    :math:`K_m(x, X) c = G_m(x)\\,(G_m^\\top c)`, never forming :math:`K_m(x, X)`.
-    """
-
-    def __init__(self, arrays: list[np.ndarray], train: FactorKernelSet) -> None:
-        self.arrays, self.train = arrays, train
-        self.M, self.n_test = len(arrays), arrays[0].shape[0]
-
-    def products(self, coef: np.ndarray) -> np.ndarray:
-        """:math:`K_m(x, X)\\,c^\\top` for each kernel: (M, n_test) or (M, n_test, T)."""
-        coef = np.asarray(coef, dtype=float)
-        return np.stack([A @ (self.train.factor(m).T @ coef.T) for m, A in enumerate(self.arrays)])
-
+    def feature_map(self) -> FeatureMap:
+        """The :class:`FeatureMap` of this set: raw test features (or test factors) to :math:`G_m(x)`."""
+        return FeatureMap(self.approximators, self.scales, self.ranks, self._train_diag is not None)
