@@ -96,6 +96,6 @@ def test_bad_rank_parameters(digits, params, match):
 
 
 def test_exported_feature_map():
-    from mklopt.kernels.test_factors import FeatureMap
+    from mklopt.kernels.out_of_sample import FeatureMap
 
     assert mklopt.kernels.FactorKernelSet.feature_map.__annotations__["return"] in ("FeatureMap", FeatureMap)

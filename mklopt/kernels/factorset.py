@@ -29,7 +29,7 @@ from ..exceptions import KernelError
 from ._stack import check_names, sketch_vectors
 from .kernelset import KernelSet
 from .spectra import check_theta
-from .test_factors import FeatureMap, TestFactors, as_factors
+from .out_of_sample import FeatureMap, TestFactors, as_factors
 
 __all__ = ["FactorKernelSet", "TestFactors", "FeatureMap", "as_factors"]
 
