@@ -95,7 +95,14 @@ def test_bad_rank_parameters(digits, params, match):
         MKLClassifier(kernels=SPECS, **params).fit(X[:50], y[:50])
 
 
-def test_exported_feature_map():
-    from mklopt.kernels.out_of_sample import FeatureMap
-
-    assert mklopt.kernels.FactorKernelSet.feature_map.__annotations__["return"] in ("FeatureMap", FeatureMap)
+@pytest.mark.parametrize("normalization", ["multiplicative", "spherical"])
+def test_feature_map_predicts_as_the_result_does(digits, normalization):
+    """w = G'c with the FeatureMap gives the result's own decision through TestFactors."""
+    X, y, _ = digits
+    ks = mklopt.KernelSet.from_data(X[:300], SPECS, rank=40).normalized(normalization)
+    res = mklopt.fit(ks, y[:300], "cutting_plane", p=1, tol=1e-5)
+    fmap = ks.feature_map()
+    assert fmap.spherical == (normalization == "spherical")
+    primal = ks.G.T @ np.asarray(res.dual_coef)
+    got = fmap.decision_values(X[300:], res.weights, primal, ks.offsets, res.bias)
+    np.testing.assert_allclose(got, res.decision_function(ks.transform_test(X[300:])), rtol=1e-12, atol=1e-12)
