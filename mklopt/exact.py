@@ -117,17 +117,18 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)
+    solved: dict = {name: result}  # backend -> its result (or error): verify reuses them
     if backend is None and result.status != "optimal":
-        result = _fallback(form, data, result, tol, cone)
+        result = _fallback(form, data, result, tol, cone, solved)
     result.classes = classes
     if verify:
-        _verify(form, data, result, tol)
+        _verify(form, data, result, tol, solved)
     elif result.status != "optimal":
         warnings.warn(f"{form.name} on {name}: {result.message}", UncertifiedWarning, stacklevel=2)
     return result
 
 
-def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str) -> MKLResult:
+def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str, solved: dict) -> MKLResult:
     """The default backend's answer did not certify: try the other accurate installed ones.
 
     In the default order for the cone, skipping first-order backends (SCS:
@@ -141,8 +142,9 @@ def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str) -> M
         if name == first.backend or bk.accuracy(name, cone) >= 1e-4:  # first-order: no help
             continue
         try:
-            result = _solve_once(form, data, name, name, tol)
-        except SolverError:
+            result = solved[name] = _solve_once(form, data, name, name, tol)
+        except SolverError as exc:
+            solved[name] = exc
             continue
         if result.gap < best.gap or result.status == "optimal":
             best = result
@@ -160,14 +162,19 @@ def _formulation(name: str):
     return FORMULATIONS[name]
 
 
-def _verify(form, data: MKLData, result: MKLResult, tol: float) -> None:
-    """Solve with every other capable backend and compare with mklopt's certificates."""
+def _verify(form, data: MKLData, result: MKLResult, tol: float, solved: dict) -> None:
+    """Solve with every other capable backend and compare with mklopt's certificates.
+
+    ``solved`` holds the backends already run (the default and any fallback).
+    """
     report = {result.backend: _entry(result)}
     for name in bk.capable_backends(form.cone_for(data)):
         if name == result.backend:
             continue
         try:
-            other = _solve_once(form, data, name, name, tol)
+            other = solved[name] if name in solved else _solve_once(form, data, name, name, tol)
+            if isinstance(other, MKLError):
+                raise other
             report[name] = _entry(other)
         except MKLError as exc:
             report[name] = {"status": "failed", "error": str(exc)}

@@ -138,6 +138,11 @@ def test_default_backend_that_does_not_certify_falls_back(problem, monkeypatch):
     assert result.info["fallback_from"] == "CLARABEL" and "CLARABEL" in result.message
     again = mklopt.certify(ks, y, result.weights, result.alpha, C=1.0, p=1.0)
     assert again.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-12)
+    calls = []
+    monkeypatch.setattr(exact, "_solve_once", lambda *a: calls.append(a[2]) or clarabel_uncertified(*a))
+    verified = mklopt.solve(ks, y, "lp_dual", p=1.0, verify=True)
+    assert verified.backend == "ECOS" and "CLARABEL" in verified.verification["backends"]
+    assert len(calls) == len(set(calls))  # verify reuses the backends the fallback ran
     with pytest.warns(UncertifiedWarning):
         explicit = mklopt.solve(ks, y, "lp_dual", p=1.0, backend="CLARABEL")
     assert explicit.status == "uncertified" and explicit.backend == "CLARABEL"

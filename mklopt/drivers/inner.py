@@ -33,7 +33,6 @@ import numpy as np
 from .. import backends as bk
 from ..exceptions import InvalidInputError, MKLWarning, SolverError
 from ..formulations import FORMULATIONS, MKLData
-from ..kernels.products import combine
 
 __all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
 
@@ -77,7 +76,7 @@ class LibsvmInner:
 
     def __call__(self, weights: np.ndarray) -> np.ndarray:
         d = self.data
-        K = combine(d.kernels.K, weights, out=self.buffer)
+        K = d.kernels.combined(weights, out=self.buffer)
         alpha, hit = d.loss.fit_inner(K, d.y, d.C, self.eps, self.max_iter)
         if hit:
             self.budget_hits += 1

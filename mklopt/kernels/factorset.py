@@ -106,10 +106,10 @@ class FactorKernelSet(KernelSet):
         """:math:`\\max_{ij}|K_{m,ij}| = \\max_i K_m(x_i, x_i)` (PSD), shape (M,)."""
         return self.diagonals().max(axis=1)
 
-    def combined(self, weights: np.ndarray) -> np.ndarray:
-        """Dense :math:`K_\\mu` (n, n), formed on request."""
+    def combined(self, weights: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Dense :math:`K_\\mu` (n, n), formed on request (into ``out``)."""
         Z = self.combined_factor(weights)
-        return Z @ Z.T
+        return np.matmul(Z, Z.T, out=out)
 
     def combined_factor(self, weights: np.ndarray, rank_tol: float = 0.0,
                         out: np.ndarray | None = None) -> np.ndarray:

@@ -21,7 +21,7 @@ from ._spectral import _Spectral
 from ._psd import check_psd, clip, lanczos_screen
 from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name
-from .products import quadratic_terms
+from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
 
@@ -251,9 +251,9 @@ class KernelSet(_Normalizing, _Spectral):
         """Traces :math:`\\operatorname{Tr} K_m`, shape (M,)."""
         return np.einsum("mii->m", self.K)
 
-    def combined(self, weights: np.ndarray) -> np.ndarray:
-        """:math:`K_\\mu = \\sum_m \\mu_m K_m`, one tensordot over the stack."""
-        return np.tensordot(np.asarray(weights, dtype=float), self.K, axes=1)
+    def combined(self, weights: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """:math:`K_\\mu = \\sum_m \\mu_m K_m` from the kernels in use (:func:`combine`), into ``out``."""
+        return combine(self.K, weights, out=out)
 
     def products(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:math:`s_m = c^\\top K_m c` and :math:`K_m c` in one pass (:func:`quadratic_terms`)."""
