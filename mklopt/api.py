@@ -129,6 +129,7 @@ def run_fit(data, classes, settings: FitSettings, previous=None):
     result = run(loop, tol=settings.tol, max_iter=int(max_iter), time_limit=settings.time_limit,
                  callback=settings.callback, progress=settings.progress)
     result.classes = classes
+    result.info["tol"] = settings.tol  # what "converged" means here (verify's default tol)
     if result.backend is None:
         result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(settings.inner)
     return result, loop

@@ -19,7 +19,7 @@ from .certificates import certificate, primal_point_certificate
 from .exceptions import FormulationError, SolverError
 from .formulations import FORMULATIONS, MKLData
 from .polish import weight_polish
-from .result import MKLResult
+from .result import MKLResult, ranked_gap
 from .result_io import kernel_fingerprint
 
 __all__ = ["solve_once", "gap_tolerance"]
@@ -68,21 +68,21 @@ def solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLRe
     start = time.perf_counter()
     limit = gap_tolerance(name, tol, form.cone_for(data))
     model, cert, raw_gap, polished = _attempt(form, data, name, solver, tol, limit)
-    if not cert.rel_gap <= limit / 10 and tol > 1e-12 and bk.accuracy(name) < 1e-4:
+    if not (cert.consistent() and cert.rel_gap <= limit / 10) and tol > 1e-12 and bk.accuracy(name) < 1e-4:
         # Interior point: its multipliers (the weights of dual forms) are accurate to
         # about its tolerance, and one certified pair needs both sides; a second
         # solve 100x tighter costs about as much as the first.
         try:
             tight = _attempt(form, data, name, solver, max(tol * 1e-2, 1e-12), limit)
-            if tight[1].gap < cert.gap:
+            if ranked_gap(tight[1]) < ranked_gap(cert):
                 model, cert, raw_gap, polished = tight
         except SolverError:
             pass
     elapsed = time.perf_counter() - start
-    ok = bool(np.isfinite(cert.rel_gap) and cert.rel_gap <= limit)
+    ok = bool(cert.consistent() and cert.rel_gap <= limit)
     status = "optimal" if ok else "uncertified"
     reg = model.certificate_regularizer
-    message = ("certified" if ok else
+    message = ("certified" if ok else cert.message if not cert.consistent() else
                f"backend status '{model.problem.status}' but mklopt's certificate has rel_gap "
                f"{cert.rel_gap:.2e} > {limit:.1e}; tighten tol or use another backend")
     return MKLResult(
@@ -95,7 +95,7 @@ def solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLRe
         fingerprint=kernel_fingerprint(data.kernels, data.y),
         loss=data.loss.name, loss_params=data.loss.params(),
         info={"backend_status": model.problem.status, "backend_value": float(model.problem.value),
-              "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished,
+              "regularizer": repr(reg), "raw_rel_gap": raw_gap, "polished": polished, "tol": limit,
               **{k: v for k, v in model.info.items() if isinstance(v, (int, float, str))}})
 
 
@@ -113,12 +113,12 @@ def _attempt(form, data: MKLData, name: str, solver: Any, tol: float, limit: flo
         cert = primal_point_certificate(data.kernels, data.y, data.C, alpha, reg, model.primal_point())
         if not np.isinf(model.info.get("b", 0.0)):  # the weight form may certify tighter
             alt = certificate(data.kernels, data.y, weights, alpha, data.C, reg)
-            cert = alt if alt.rel_gap < cert.rel_gap else cert
+            cert = alt if ranked_gap(alt) < ranked_gap(cert) else cert
     else:
         cert = certificate(data.kernels, data.y, weights, alpha, data.C, reg, data.loss)
     raw_gap, polished = cert.rel_gap, False
     exact_form = model.certify is None and model.primal_point is None
-    if exact_form and form.name != "svm" and not cert.rel_gap <= limit / 10:
+    if exact_form and form.name != "svm" and not (cert.consistent() and cert.rel_gap <= limit / 10):
         cert, polished = _polish(data, cert, reg, name, tol)
     return model, cert, raw_gap, polished
 
@@ -152,4 +152,4 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     candidates += [weight_polish(data, c.alpha) for c in candidates]
     # One (weights, alpha) pair is the answer, so that certify() of the result
     # reproduces its gap: keep the pair with the smallest certified gap.
-    return min((c for c in candidates if c is not None), key=lambda c: c.gap), True
+    return min((c for c in candidates if c is not None), key=ranked_gap), True

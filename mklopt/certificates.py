@@ -28,24 +28,54 @@ import numpy as np
 
 from ._validation import as_kernel_set, check_C, check_vector
 from .kernels import KernelSet
-from .exceptions import InvalidInputError
+from .exceptions import InvalidInputError, NotPSDError
 from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
-from .regularizers import Regularizer, as_regularizer
-from .result import Certificate, relative_gap
+from .regularizers import BlockNorm, Regularizer, as_regularizer
+from .result import Certificate, objective_scale, relative_gap
 
-__all__ = ["certify", "certify_result", "certificate", "check_loss_C", "result_loss", "rounding_bound",
+__all__ = ["certify", "certify_result", "psd_kernel_set", "PrimalPoint", "block_norm_point", "certificate", "check_loss_C", "result_loss", "rounding_bound",
            "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
 
 
-#: Largest relative violation of Θ (``violation / max(1, max|mu|)``) still called feasible.
+#: Largest relative violation of Θ (see :func:`relative_violation`) still called feasible.
 FEASIBILITY_TOL = 1e-8
 
 
 def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
-    """Violation of Θ by ``weights`` as given, relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`."""
+    """Violation of Θ by ``weights`` as given, free of units and of the scale of Θ.
+
+    Two parts, the larger is returned. Negative entries count relative to
+    :math:`\\max(\\|\\mu\\|_\\infty, \\sigma_\\Theta(u))`, :math:`u = |\\mu|/\\|\\mu\\|_2` (the
+    extent of Θ in the candidate's direction, its support function). The rest
+    of :math:`\\mu^+ = \\max(\\mu, 0)` counts through the gauge of Θ when
+    :math:`0\\in\\Theta`,
+
+    .. math:: \\gamma_\\Theta(\\mu^+) - 1,\\qquad \\gamma_\\Theta(\\mu) = \\min\\{t > 0 : \\mu/t\\in\\Theta\\},
+
+    (how many times too large the candidate is: 5 for (3e-9, 3e-9) in
+    :math:`\\{\\mu_1+\\mu_2\\le10^{-9}\\}`), else through the distance to its projection
+    relative to the same scale. Constraint values (:meth:`Regularizer.violation`)
+    are in whatever units the constraints are written in, so they only
+    decide *whether* the candidate is outside; the verdict is the same when
+    Θ and the candidate are scaled together.
+    """
     weights = np.asarray(weights, dtype=float)
-    return regularizer.violation(weights) / max(1.0, float(np.max(np.abs(weights))))
+    if regularizer.violation(weights) <= 0.0:
+        return 0.0
+    size = float(np.linalg.norm(weights))
+    direction = np.abs(weights) / size if size > 0 else np.full(weights.size, weights.size ** -0.5)
+    extent = 2.0 * regularizer.dual_penalty(direction)  # sigma_Theta(u)
+    scale = max(float(np.max(np.abs(weights))), extent, np.finfo(float).tiny)
+    negative = float(np.max(-weights, initial=0.0)) / scale
+    plus = np.clip(weights, 0.0, None)
+    if regularizer.violation(plus) <= 0.0:
+        return negative
+    if regularizer.contains_zero(weights.size):
+        shrunk = regularizer._scale_into(plus, tol=0.0)  # c mu+ with the largest feasible c <= 1
+        c = float(np.max(shrunk)) / float(np.max(plus))
+        return max(negative, 1.0 / c - 1.0 if c > 0 else np.inf)
+    return max(negative, float(np.max(np.abs(plus - regularizer.project(plus)))) / scale)
 
 
 HINGE = Hinge()
@@ -80,18 +110,29 @@ def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
     bias, data_term = loss.data_term(np.tensordot(mu, terms.Kc, axes=1), y, C)
     primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
-    if gap < 0 and np.isfinite(gap):  # only rounding can do this: widen P by its bound
-        bound = rounding_bound(terms, mu, C, regularizer, loss, y, bias)
+    message = ""
+    if gap < 0 and np.isfinite(gap):  # only rounding may do this: widen P by its bound
+        bound = rounding_bound(terms, mu, C, regularizer, loss, y, bias, data_term)
         if -gap <= bound:
             primal, gap = primal + bound, gap + bound
+        else:
+            message = negative_gap_message(gap, bound, C)
     return Certificate(primal=primal, dual=terms.dual, gap=gap,
-                       rel_gap=relative_gap(gap, primal, terms.dual, C * y.shape[-1]), bias=bias,
+                       rel_gap=relative_gap(gap, primal, terms.dual, objective_scale(C, y.shape[-1])), bias=bias,
                        weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible,
-                       gain=terms.gain, dual_coef=terms.coef)
+                       gain=terms.gain, dual_coef=terms.coef, message=message)
+
+
+def negative_gap_message(gap: float, bound: float, C: float) -> str:
+    """Why a certificate whose dual value exceeds its primal value certifies nothing."""
+    return (f"uncertified: the dual value exceeds the primal value by {-gap:.3g}, beyond the "
+            f"rounding bound {bound:.3g} of the certificate's arithmetic; weak duality cannot "
+            f"fail, so a value under- or overflowed (C = {C:.3g}) or the candidate's data is "
+            "not what it was solved on")
 
 
 def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Regularizer,
-                   loss: Loss, y: np.ndarray, bias) -> float:
+                   loss: Loss, y: np.ndarray, bias, data_term: float = 0.0) -> float:
     """A bound on the floating-point error of :math:`P - G` (used when it came out negative).
 
     With :math:`\\gamma = (n + M + 2)\\,u` (:math:`u` the unit roundoff),
@@ -103,7 +144,10 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
 
     :math:`N` the number of outputs and :math:`L` the loss's Lipschitz constant in
     :math:`f` (:meth:`Loss.output_lipschitz`; 0 when the loss does not say, then
-    only the quadratic terms are covered). Costs one pass over the stack.
+    only the quadratic terms are covered). The sums that form :math:`P` and :math:`G`
+    themselves add :math:`\\gamma` times the magnitudes summed: the data term, the
+    penalties, :math:`|D(\\alpha)|` and :math:`\\|y\\|_\\infty\\|c\\|_1` (the linear part
+    of :math:`D`, whose terms may cancel). Costs one pass over the stack.
     """
     M, n = terms.kernels.M, terms.kernels.n
     gamma = (n + M + 2) * np.finfo(float).eps
@@ -113,7 +157,10 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
     delta = gamma * kappa * c1 ** 2
     outputs = np.tensordot(mu, terms.Kc, axes=1)
     lip = loss.output_lipschitz(outputs, y, C, bias)
-    return C * lip * outputs.size * e + 0.5 * float(np.dot(np.abs(mu), delta)) + regularizer.dual_penalty(delta)
+    sums = (abs(data_term) + abs(terms.gain) + float(np.max(np.abs(y), initial=0.0)) * c1
+            + 0.5 * float(np.dot(np.abs(mu), np.abs(terms.s))) + abs(terms.gain - terms.dual))
+    return (C * lip * outputs.size * e + 0.5 * float(np.dot(np.abs(mu), delta))
+            + regularizer.dual_penalty(delta) + gamma * sums)
 
 
 def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: np.ndarray,
@@ -149,6 +196,32 @@ def convention_hint(regularizer: Regularizer, weights: np.ndarray) -> str:
     return ""
 
 
+@dataclass
+class PrimalPoint:
+    """A primal solution in function form: :math:`f = \\sum_m K_m \\beta_m` on the training set."""
+
+    penalty: float
+    outputs: np.ndarray
+    weights: np.ndarray
+    coef: np.ndarray
+
+
+def block_norm_point(kernels: KernelSet, coef: np.ndarray, b: float, weights: np.ndarray) -> PrimalPoint:
+    """The block-norm primal point of per-kernel coefficients :math:`\\beta` (shape (M, n)).
+
+    .. math:: w_m = L_m^\\top\\beta_m,\quad \\|w_m\\|^2 = \\beta_m^\\top K_m\\beta_m,\quad
+              f = \\sum_m K_m\\beta_m,\quad R(w) = \\tfrac12\\big\\|(\\|w_m\\|)_m\\big\\|_b^2,
+
+    which is how ``lp_block_primal`` (b > 2) certifies its answer, so a saved
+    result is re-certified in the form it was solved in.
+    """
+    coef = np.asarray(coef, dtype=float)
+    Kb = np.einsum("mij,mj->mi", kernels.K, coef)
+    norms = np.sqrt(np.clip(np.einsum("mi,mi->m", coef, Kb), 0.0, None))
+    penalty = 0.5 * float(np.linalg.norm(norms, ord=b)) ** 2
+    return PrimalPoint(penalty=penalty, outputs=Kb.sum(axis=0), weights=np.asarray(weights, float), coef=coef)
+
+
 def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha: np.ndarray,
                              regularizer: Regularizer, point) -> Certificate:
     """Certificate whose upper bound comes from an explicit primal point.
@@ -166,10 +239,11 @@ def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha:
     primal = point.penalty + C * hinge
     dual = float(np.sum(a)) - regularizer.dual_penalty(s)
     gap = primal - dual
+    message = negative_gap_message(gap, 0.0, C) if gap < 0 else ""
     return Certificate(primal=primal, dual=dual, gap=gap,
-                       rel_gap=relative_gap(gap, primal, dual, C * y.size),
+                       rel_gap=relative_gap(gap, primal, dual, objective_scale(C, y.size)),
                        bias=bias, weights=point.weights, alpha=a, s=s, dual_coef=point.coef,
-                       gain=float(np.sum(a)))
+                       gain=float(np.sum(a)), message=message)
 
 
 def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
@@ -187,7 +261,8 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
         ignored (may be None) for ``"one_class"``.
     weights : array (M,)
         Candidate kernel weights, certified **as given**: their violation of
-        Θ (relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`, negativity included)
+        Θ (relative to the larger of :math:`\\|\\mu\\|_\\infty` and the extent of Θ in
+        their direction, :func:`relative_violation`; negativity included)
         must be at most ``feasibility_tol``; a larger one gives
         ``feasible=False`` and the candidate is never certified.
     alpha : array (n,) or (n_classes, n)
@@ -215,11 +290,11 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     -------
     Certificate
         ``dual <= OPT <= primal`` when ``feasible``; ``rel_gap = (primal - dual)
-        / max(|primal|, |dual|, 1e-12 C n)``; ``certified(tol)`` is the verdict.
+        / max(|primal|, |dual|, 1e-12 min(C, 1) n)``; ``certified(tol)`` is the verdict.
     """
     from ._validation import check_tol
 
-    ks = as_kernel_set(kernels)
+    ks = psd_kernel_set(kernels)
     loss = as_loss(loss, epsilon=epsilon, nu=nu)
     y_pm, _ = loss.check_labels(y, ks.n)
     C = check_loss_C(C, loss)
@@ -262,7 +337,7 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     from .regularizers import LpBall, check_p
     from .result_io import check_fingerprint
 
-    ks = as_kernel_set(kernels)
+    ks = psd_kernel_set(kernels)
     loss = result_loss(result, loss)
     y_pm, _ = loss.check_labels(y, ks.n)
     check_fingerprint(result.fingerprint, ks, y_pm)
@@ -279,8 +354,30 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     if reg is None and p is None:
         raise InvalidInputError(
             "the result's weight set is user code that cannot be saved; pass regularizer=.")
+    coef = None if result.dual_coef is None else np.asarray(result.dual_coef)
+    if isinstance(reg, BlockNorm) and coef is not None and coef.shape == (ks.M, ks.n):
+        # solved and certified as a per-kernel primal point (b > 2): re-certify that point
+        point = block_norm_point(ks, coef, reg.b, result.weights)
+        return primal_point_certificate(ks, y_pm, C, result.alpha, reg, point)
     return certify(ks, y, result.weights, result.alpha, C=C, p=1.0 if p is None else p,
                    regularizer=reg, repair=repair, feasibility_tol=feasibility_tol, loss=loss)
+
+
+def psd_kernel_set(kernels) -> KernelSet:
+    """The kernels as a PSD-validated :class:`KernelSet`: certificates assume PSD kernels.
+
+    Weak duality :math:`G \\le \\mathrm{OPT} \\le P` needs the problem convex,
+    i.e. every :math:`K_m \\succeq 0`. A set built with ``psd=False`` is
+    validated again (the PSD screen); one that is not PSD is refused.
+    """
+    ks = as_kernel_set(kernels)
+    if ks.psd:
+        return ks
+    try:
+        return KernelSet(ks)
+    except NotPSDError as exc:
+        raise NotPSDError(f"certificates assume PSD kernels (weak duality needs a convex problem), "
+                          f"and these were accepted with psd=False: {exc}") from None
 
 
 def result_loss(result, loss=None) -> Loss:

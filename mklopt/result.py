@@ -10,18 +10,31 @@ import numpy as np
 
 from .exceptions import InvalidInputError
 
-__all__ = ["Certificate", "MKLResult", "relative_gap", "decision_values", "GAP_FLOOR"]
+__all__ = ["Certificate", "MKLResult", "relative_gap", "objective_scale", "ranked_gap", "decision_values", "GAP_FLOOR"]
 
 #: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
 GAP_FLOOR = 1e-12
+
+
+def objective_scale(C: float, n: int) -> float:
+    """:math:`\\min(C, 1)\\,n`: the size of an objective that only guards exact zeros.
+
+    For :math:`C \\le 1` it is the hinge primal value at :math:`w = 0, b = 0`.
+    It does not grow with :math:`C` beyond :math:`n`: as :math:`C\\to\\infty` the
+    optimum stays bounded (the hard-margin or interpolating solution), and a
+    floor of :math:`10^{-12} C n` (round 2) at :math:`C = 10^{30}` passed a
+    squared-loss answer with :math:`P = 2.3\\cdot10^{6}`, :math:`G = 17` as
+    ``rel_gap`` 1e-13.
+    """
+    return min(float(C), 1.0) * float(n)
 
 
 def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
     """:math:`(P - G) / \\max(|P|, |G|, 10^{-12}\\,\\text{scale})`.
 
     Relative to the problem's own value; ``scale`` is a data-derived size of
-    the objective (:math:`Cn`; for the hinge loss the primal value at
-    :math:`w = 0, b = 0`), used only so that exact zeros do not divide by zero.
+    the objective (:func:`objective_scale`), used only so that exact zeros do
+    not divide by zero.
     """
     if not np.isfinite(gap):
         return float(gap) if not np.isnan(gap) else np.inf
@@ -34,7 +47,7 @@ class Certificate:
     """mklopt's own optimality certificate for a candidate (DESIGN §6).
 
     When ``feasible``, ``dual <= OPT <= primal`` holds (weak duality);
-    ``gap = primal - dual`` and ``rel_gap = gap / max(|primal|, |dual|, 1e-12 C n)``.
+    ``gap = primal - dual`` and ``rel_gap = gap / max(|primal|, |dual|, 1e-12 min(C, 1) n)``.
     An infeasible candidate (``feasible=False``) is never certified: its dual
     value is still a lower bound, its primal value is not an upper bound.
 
@@ -52,7 +65,8 @@ class Certificate:
         The candidate weights (noise-level repairs only, or the projection onto
         Θ when ``repaired``) and alpha projected onto the dual-feasible set.
     violation : float
-        Violation of Θ by the weights *as given*, relative to :math:`\\max(1, \\|\\mu\\|_\\infty)`.
+        Violation of Θ by the weights *as given*, relative to the scale of the weights and
+        of Θ (:func:`mklopt.certificates.relative_violation`).
     feasible : bool
         ``violation <= feasibility_tol`` (or the weights were repaired).
     repaired : bool
@@ -81,13 +95,29 @@ class Certificate:
     message: str = ""
 
     def certified(self, tol: float = 1e-6) -> bool:
-        """The verdict: feasible and ``rel_gap <= tol``."""
-        return bool(self.feasible and np.isfinite(self.rel_gap) and self.rel_gap <= tol)
+        """The verdict: feasible, consistent and ``0 <= rel_gap <= tol``."""
+        return bool(self.feasible and self.consistent() and self.rel_gap <= tol)
+
+    def consistent(self) -> bool:
+        """Weak duality holds as computed: a finite ``gap >= 0``.
+
+        The certificate widens a negative gap within the rounding bound of its
+        arithmetic to zero; a gap still negative means the dual value exceeds
+        the primal value beyond what rounding explains (an under- or overflow,
+        or a bug), and nothing is certified (``message`` names the cause).
+        """
+        return bool(np.isfinite(self.gap) and np.isfinite(self.rel_gap) and self.gap >= 0)
 
     def __repr__(self) -> str:
         extra = "" if self.feasible else f", feasible=False, violation={self.violation:.3g}"
+        extra += "" if self.consistent() else ", consistent=False"
         return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
                 f"gap={self.gap:.3g}, rel_gap={self.rel_gap:.3g}{extra})")
+
+
+def ranked_gap(cert: Certificate) -> float:
+    """The gap to rank candidates by: ``gap``, or ``+inf`` when the certificate is inconsistent."""
+    return float(cert.gap) if cert.consistent() else np.inf
 
 
 @dataclass

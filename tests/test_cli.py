@@ -209,7 +209,7 @@ def test_solve_not_converged_exits_1_and_saves_the_status(files, tmp_path, limit
 
 @pytest.mark.parametrize("exc, code, line", [
     (KeyboardInterrupt(), 130, "mklopt solve: interrupted"),
-    (RuntimeError("boom\nsecond line"), 1, "mklopt solve: internal error: RuntimeError: boom "
+    (RuntimeError("boom\nsecond line"), 70, "mklopt solve: internal error: RuntimeError: boom "
      "second line; please report"),
     (mklopt.SolverError("backend failed"), 2, "mklopt solve: error: backend failed"),
 ])

@@ -29,6 +29,10 @@ from ._parsing import (block_norm, nonnegative_int, parse_kernel_spec, parse_num
                        positive_float, weight_norm)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: ``verify``: certified, but only the convex subproblem a non-convex method (DCA) solved last.
+EXIT_LOCAL = 3
+#: An internal error (a bug: please report it), never confused with a verdict (sysexits' EX_SOFTWARE).
+EXIT_INTERNAL = 70
 
 #: Exceptions that mean "this file is not what it should be" when reading an ``.npz``.
 CORRUPT_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error,
@@ -41,9 +45,12 @@ exit status:
   1    not certified or not converged: solve status max_iter, time_limit,
        stalled, uncertified, ... (its --out is still written and records
        the status), verify NOT CERTIFIED (infeasible or rel_gap > --tol),
-       compare disagreement; also an internal error (please report it)
+       compare disagreement
   2    usage or input error: bad option, missing or corrupt file, bad --out;
        nothing is written to --out
+  3    verify: CERTIFIED LOCALLY: the saved result of a method without a
+       global certificate (DCA) certifies the convex subproblem it solved last
+  70   internal error (a bug in mklopt: please report it)
   130  interrupted (Ctrl-C); nothing is written to --out
 """
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from ..exceptions import MKLError
 from . import bench, compare, demo, docs, solve, sweep, verify
-from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_STATUS_HELP,
-                      EXIT_USAGE, one_line)
+from ._common import (CORRUPT_FILE_ERRORS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
+                      EXIT_STATUS_HELP, EXIT_USAGE, one_line)
 
 #: Exceptions that mean bad input (exit 2): mklopt's own and those of unreadable files.
 INPUT_ERRORS = (MKLError, *CORRUPT_FILE_ERRORS)
@@ -74,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         The exit status: 0 certified/converged, 1 not certified or not
-        converged (or internal error), 2 usage or input error, 130 interrupted.
+        converged, 2 usage or input error, 3 certified locally (``verify`` of a
+        DCA result), 70 internal error, 130 interrupted.
         Usage errors (and ``--help``) raise ``SystemExit`` as in argparse.
     """
     try:
@@ -95,6 +96,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback
         _say(f"{command}: internal error: {type(exc).__name__}: {one_line(exc)}; please report")
-        return EXIT_FAIL
+        return EXIT_INTERNAL
     finally:
         warnings.showwarning = previous

@@ -9,8 +9,11 @@ with ``weights`` (M,) and ``alpha`` (n,), certified with ``--C``/``--p``
 weight set are never CERTIFIED unless ``--repair`` asks to certify their
 projection onto it.
 
-Exit codes: 0 CERTIFIED (feasible and rel_gap <= ``--tol``, default 1e-6);
-1 NOT CERTIFIED; 2 usage or input error; 130 interrupted.
+Exit codes: 0 CERTIFIED (feasible and rel_gap <= ``--tol``: by default the
+tolerance a saved result was solved to, else 1e-6);
+1 NOT CERTIFIED; 2 usage or input error; 3 CERTIFIED LOCALLY (a saved result
+of a method with no global certificate, DCA: its last convex subproblem is
+certified); 70 internal error; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_OK, add_instance_args, load_instance,
-                      load_npz, loss_options, norm_options, one_line, open_npz)
+from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_LOCAL, EXIT_OK, add_instance_args,
+                      load_instance, load_npz, loss_options, norm_options, one_line, open_npz)
 from ._parsing import tolerance
 
 DEFAULT_TOL = 1e-6
@@ -39,14 +42,16 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
                              "feasibility) of a candidate (weights, alpha): a result saved by "
                              "'mklopt solve --out FILE.npz' (C and p come from the file) or your "
                              "own solver's .json/.npz. Exit status 0 if CERTIFIED (feasible and "
-                             "rel_gap <= --tol), 1 if NOT CERTIFIED, 2 for bad input, 130 when "
-                             "interrupted.")
+                             "rel_gap <= --tol), 1 if NOT CERTIFIED, 2 for bad input, 3 if "
+                             "CERTIFIED LOCALLY (DCA: the last convex subproblem; no global "
+                             "certificate exists), 70 for an internal error, 130 when interrupted.")
     add_instance_args(verify, from_file=True)
     verify.add_argument("--candidate", required=True, metavar="FILE",
                         help="a saved result (.npz from 'mklopt solve --out'), or a .json/.npz "
                         "with 'weights' (M,) and 'alpha' (n,)")
-    verify.add_argument("--tol", type=tolerance, default=DEFAULT_TOL,
-                        help="required relative gap, in (0, 1) (default %(default)g)")
+    verify.add_argument("--tol", type=tolerance, default=None,
+                        help="required relative gap, in (0, 1) (default: the tolerance a saved "
+                        f"result was solved to, else {DEFAULT_TOL:g})")
     verify.add_argument("--repair", action="store_true",
                         help="certify the projection of the weights onto the weight set "
                         "instead of the weights as given")
@@ -107,16 +112,25 @@ def certify_candidate(args: argparse.Namespace, ks, y, candidate):
                           loss=losses.get("loss"))
 
 
-def verdict(cert, tol: float) -> tuple[bool, str]:
-    """``(certified, one line)``: ``CERTIFIED: ...`` or ``NOT CERTIFIED: <why>``."""
+def verdict(cert, tol: float, local: bool = False) -> tuple[bool, str]:
+    """``(certified, one line)``: ``CERTIFIED: ...`` or ``NOT CERTIFIED: <why>``.
+
+    ``local``: the candidate is a method's last convex subproblem (DCA), so a
+    certificate holds for that subproblem only (``CERTIFIED LOCALLY``).
+    """
     if cert.certified(tol):
         note = f" ({one_line(cert.message)})" if cert.repaired and cert.message else ""
+        if local:
+            return True, (f"CERTIFIED LOCALLY: the last convex subproblem, rel_gap {cert.rel_gap:.2e} "
+                          f"<= tol {tol:g}; the method has no global certificate{note}")
         return True, f"CERTIFIED: feasible and rel_gap {cert.rel_gap:.2e} <= tol {tol:g}{note}"
     if not cert.feasible:
         why = one_line(cert.message) if cert.message else (
             f"the weights violate the weight set by {cert.violation:.3g}")
         prefix = "not certified: "
         return False, "NOT CERTIFIED: " + (why[len(prefix):] if why.lower().startswith(prefix) else why)
+    if not cert.consistent() and cert.message:
+        return False, "NOT CERTIFIED: " + one_line(cert.message).removeprefix("uncertified: ")
     if not math.isfinite(cert.rel_gap):
         return False, f"NOT CERTIFIED: rel_gap is {cert.rel_gap} (no finite bound)"
     return False, f"NOT CERTIFIED: rel_gap {cert.rel_gap:.2e} > tol {tol:g}"
@@ -127,10 +141,22 @@ def run(args: argparse.Namespace) -> int:
     candidate = load_candidate(args.candidate)
     ks, y = load_instance(args)
     cert = certify_candidate(args, ks, y, candidate)
-    ok, line = verdict(cert, args.tol)
+    saved = not isinstance(candidate, dict)
+    local = saved and candidate.info.get("certified_globally") is False
+    tol = args.tol
+    if tol is None:
+        tol = float(candidate.info.get("tol", DEFAULT_TOL)) if saved else DEFAULT_TOL
+    ok, line = verdict(cert, tol, local)
     print(f"primal {cert.primal:.12g}  dual {cert.dual:.12g}  gap {cert.gap:.3e}  "
-          f"rel_gap {cert.rel_gap:.3e}  bias {cert.bias:.6g}")
+          f"rel_gap {cert.rel_gap:.3e}  bias {_numbers(cert.bias)}")
     print(f"violation {cert.violation:.3e}  feasible {'yes' if cert.feasible else 'no'}"
           + ("  (weights repaired: projected onto the weight set)" if cert.repaired else ""))
     print(line)
-    return EXIT_OK if ok else EXIT_FAIL
+    return (EXIT_LOCAL if local else EXIT_OK) if ok else EXIT_FAIL
+
+
+def _numbers(value) -> str:
+    """A number, or the numbers of an array (one offset per class), in ``%.6g``."""
+    values = np.atleast_1d(np.asarray(value, dtype=float))
+    text = " ".join(f"{v:.6g}" for v in values)
+    return text if np.ndim(value) == 0 else f"[{text}]"

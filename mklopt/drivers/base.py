@@ -16,7 +16,7 @@ import numpy as np
 
 from ..certificates import certificate, relative_gap
 from ..formulations import MKLData
-from ..result import Certificate, MKLResult
+from ..result import Certificate, MKLResult, objective_scale, ranked_gap
 from ..result_io import kernel_fingerprint
 
 __all__ = ["Driver", "Step", "run"]
@@ -119,7 +119,7 @@ class Driver:
             self.inner, self.switched_inner = fallback(), True
 
     def converged(self, record: dict, history: list, tol: float) -> bool:
-        return record["rel_gap"] <= tol
+        return 0.0 <= record["rel_gap"] <= tol and record["gap"] >= 0.0
 
     def finish(self, result: MKLResult) -> None:
         """Hook to annotate the result (messages, driver-specific info)."""
@@ -156,7 +156,7 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
             if driver.certified:
                 upper = min(upper, cert.primal, step.upper)
                 lower = max(lower, cert.dual, step.lower)
-                best = cert if best is None or cert.gap <= best.gap else best
+                best = cert if best is None or ranked_gap(cert) <= ranked_gap(best) else best
             else:
                 upper, lower = min(cert.primal, step.upper), max(cert.dual, step.lower)
                 best = cert
@@ -190,7 +190,7 @@ def _record(iteration: int, upper: float, lower: float, best: Certificate, cert:
     bound_gap = upper - lower
     return {"iteration": iteration, "primal": best.primal, "dual": best.dual, "gap": best.gap,
             "rel_gap": best.rel_gap, "upper_bound": upper, "lower_bound": lower,
-            "bound_rel_gap": relative_gap(bound_gap, upper, lower, data.C * data.n),
+            "bound_rel_gap": relative_gap(bound_gap, upper, lower, objective_scale(data.C, data.n)),
             "iterate_primal": cert.primal, "iterate_dual": cert.dual,
             "iterate_rel_gap": cert.rel_gap, "weights": cert.weights.copy(), "time": elapsed,
             **step.extra}
@@ -199,7 +199,11 @@ def _record(iteration: int, upper: float, lower: float, best: Certificate, cert:
 def _result(driver: Driver, best: Certificate, history: list, status: str, upper: float,
             lower: float, elapsed: float) -> MKLResult:
     data = driver.data
+    if not best.consistent() and status in ("converged", "max_iter", "time_limit", "stalled"):
+        status = "uncertified"
     message = f"stopped: {status}"
+    if best.message.startswith("uncertified"):
+        message += f"; {best.message}"
     if driver.switched_inner:
         message += ("; libsvm could not reach the target gap at its tightest tolerance, so the "
                     "inner SVM switched to inner='cvxpy'")

@@ -194,6 +194,10 @@ class DCA(Driver):
             "gap certify only the last convex subproblem")
         result.info.update(theta=self.theta, tail_sum=last["tail_sum"], inner=self.inner.name,
                            certified_globally=False)
+        # The pair returned is the last subproblem's, certified over its own weight set:
+        # that set is what the result records, so that a saved result re-certifies as reported.
+        result.regularizer = WeightedL1(last["v"])
+        result.message += f"; weight set: the last subproblem's {{mu >= 0 : <v, mu> <= 1}}"
 
 
 def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,

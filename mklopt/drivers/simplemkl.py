@@ -33,7 +33,7 @@ import numpy as np
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..regularizers import LpBall
-from ..result import Certificate
+from ..result import Certificate, ranked_gap
 from .base import Driver, Step
 from .inner import make_inner
 
@@ -156,7 +156,7 @@ class SimpleMKL(Driver):
         self._still = 0 if moved else self._still + 1
         self.stalled = self._still >= 2  # twice no descent: the SVM's precision is the limit
         self._cached = (point[0], point[1])
-        best = min((t[2] for t in trials), key=lambda c: c.gap)
+        best = min((t[2] for t in trials), key=ranked_gap)
         extra = {"objective": value, "step": gamma, "svm_solves": self.svm_solves,
                  "line_search_evaluations": len(trials) - 1}
         return Step(best.alpha, best, point[0], lower=max(t[2].dual for t in trials),

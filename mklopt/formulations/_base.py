@@ -13,6 +13,7 @@ from ..exceptions import FormulationError
 from ..kernels import KernelSet
 from ..losses import DualPart, Hinge, Loss, PrimalPart
 from ..regularizers import Regularizer
+from ..certificates import PrimalPoint
 
 
 @dataclass
@@ -67,16 +68,6 @@ class Model:
     #: solution has no kernel-weight form: the certificate's upper bound then
     #: comes from the primal point itself.
     primal_point: Callable[[], "PrimalPoint"] | None = None
-
-
-@dataclass
-class PrimalPoint:
-    """A primal solution in function form: :math:`f = \\sum_m K_m \\beta_m` on the training set."""
-
-    penalty: float
-    outputs: np.ndarray
-    weights: np.ndarray
-    coef: np.ndarray
 
 
 @dataclass(frozen=True)

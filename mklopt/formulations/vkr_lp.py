@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import lsq_linear
 
+from ..certificates import negative_gap_message
 from ..exceptions import InvalidInputError, KernelError, NotPSDError
 from ..kernels import KernelSet
 from ..result import Certificate, relative_gap
@@ -293,9 +294,16 @@ def vkr_certificate(kernels, y: np.ndarray, alpha: np.ndarray, Lam: np.ndarray,
     candidates = [*duals, margin_dual(K, y, alpha, z, Lam)]
     dual = max(dual_value(K, y, u, Lam) for u in candidates)
     alpha, primal = _sparsified(K, y, alpha, Lam, primal, slack=0.1 * max(primal - dual, 0.0))
-    gap = primal - dual
+    gap, message = primal - dual, ""
+    if gap < 0:  # only rounding may do this: widen P by its bound, else certify nothing
+        bound = (K.shape[0] * K.shape[-1] + 2) * np.finfo(float).eps * (abs(primal) + abs(dual)
+                                                      + float(np.max(np.abs(K))) * float(np.abs(alpha).sum()))
+        if -gap <= bound:
+            primal, gap = primal + bound, gap + bound
+        else:
+            message = negative_gap_message(gap, bound, 1.0)
     return Certificate(primal=primal, dual=dual, gap=gap, rel_gap=relative_gap(gap, primal, dual, 1.0),
-                       bias=0.0, weights=np.abs(alpha).sum(axis=1), alpha=alpha)
+                       bias=0.0, weights=np.abs(alpha).sum(axis=1), alpha=alpha, message=message)
 
 
 def _check_candidate(K: np.ndarray, y, alpha, Lam) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

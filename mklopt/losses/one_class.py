@@ -10,7 +10,8 @@
 a piecewise-linear sum with breakpoints :math:`f_i`; the decision function
 is :math:`f(x) - \\rho` (the result's ``bias`` is :math:`-\\rho`), positive for
 inliers. Inner solver: libsvm ``OneClassSVM``, whose coefficients sum to
-:math:`\\nu n` (divided by :math:`\\nu n` here).
+:math:`\\nu n` (divided by :math:`\\nu n` here); at :math:`\\nu = 1` the dual set is
+the single point :math:`\\alpha = 1/n`, taken in closed form (libsvm fails there).
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ class OneClass(Loss):
     def fit_inner(self, K, y, C, eps, max_iter):
         from sklearn.svm import OneClassSVM
 
+        if self.nu == 1.0:  # A is the single point alpha = 1/n (libsvm fails there)
+            return np.full(y.size, 1.0 / y.size), False
         model = OneClassSVM(kernel="precomputed", nu=self.nu, tol=eps, max_iter=max_iter)
         hit = run_libsvm(model, K, None)
         alpha = np.zeros(y.size)

@@ -22,7 +22,23 @@ from .._validation import check_targets
 from ..exceptions import SolverError
 from .base import DualPart, Loss, PrimalPart
 
-__all__ = ["SquaredError"]
+__all__ = ["SquaredError", "half_weighted_square"]
+
+
+def half_weighted_square(v: np.ndarray, weight: float) -> float:
+    """:math:`\\tfrac12\\,w\\,\\|v\\|^2`, scaled before squaring.
+
+    Written as :math:`\\tfrac12 (\\sqrt{w}\\,a)^2 \\|v/a\\|^2` with :math:`a = \\max_i|v_i|`,
+    so that neither :math:`\\|v\\|^2` nor :math:`w` under- or overflows on its own
+    (at :math:`C = 10^{-170}`, :math:`\\|\\alpha\\|^2` is :math:`10^{-340}`, below the
+    smallest double, while :math:`\\|\\alpha\\|^2/(2C)` is :math:`10^{-170}`).
+    """
+    v = np.asarray(v, dtype=float)
+    a = float(np.max(np.abs(v), initial=0.0))
+    if a == 0.0 or not np.isfinite(a):
+        return 0.0 if a == 0.0 else np.inf
+    unit = v / a
+    return 0.5 * (np.sqrt(weight) * a) ** 2 * float(unit @ unit)
 
 
 class SquaredError(Loss):
@@ -39,7 +55,7 @@ class SquaredError(Loss):
         return a - np.mean(a)
 
     def gain(self, alpha, y, C):
-        return float(y @ alpha) - float(alpha @ alpha) / (2.0 * C)
+        return float(y @ alpha) - half_weighted_square(alpha, 1.0 / C)
 
     def dual_part(self, y, C):
         beta = cp.Variable(y.size, name="alpha")
@@ -48,7 +64,7 @@ class SquaredError(Loss):
     def data_term(self, outputs, y, C):
         r = y - outputs
         b = float(np.mean(r))
-        return b, 0.5 * C * float(np.sum((r - b) ** 2))
+        return b, half_weighted_square(r - b, C)
 
     def primal_part(self, outputs, y, C):
         b = cp.Variable(name="b")

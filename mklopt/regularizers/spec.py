@@ -43,10 +43,22 @@ def from_spec(spec: dict) -> Regularizer:
     """Rebuild a regularizer from :func:`spec_of`'s output."""
     try:
         cls, _ = REGISTRY[spec["name"]]
-        params = dict(spec.get("params", {}))
+        params = {key: _number(value) for key, value in dict(spec.get("params", {})).items()}
     except (KeyError, TypeError, AttributeError):
         raise InvalidInputError(f"unknown regularizer spec {spec!r}; known: {sorted(REGISTRY)}.") from None
     return cls(**params)
+
+
+#: How JSON writers spell the non-finite numbers (``p = inf``, ``b = inf``).
+_NON_FINITE = {"inf": np.inf, "infinity": np.inf, "+inf": np.inf, "-inf": -np.inf,
+               "-infinity": -np.inf, "nan": np.nan}
+
+
+def _number(value):
+    """A spec parameter with non-finite numbers, which JSON stores as strings, as floats again."""
+    if isinstance(value, str) and value.strip().lower() in _NON_FINITE:
+        return _NON_FINITE[value.strip().lower()]
+    return value
 
 
 def as_regularizer(regularizer: Regularizer | Callable | None, p: float = 1.0) -> Regularizer:
