@@ -261,3 +261,6 @@ class BlockNorm(Regularizer):
 
     def contains_zero(self, M: int) -> bool:
         return True
+
+    def __repr__(self) -> str:
+        return f"BlockNorm(b={self.b:g})"
