@@ -30,8 +30,9 @@ from ._validation import as_kernel_set, check_C, check_vector
 from .kernels import KernelSet
 from .exceptions import InvalidInputError, NotPSDError
 from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
-from .regularizers import BlockNorm, Regularizer, as_regularizer
+from .regularizers import BlockNorm, Regularizer, VKRPenalty, as_regularizer
 from .result import Certificate, objective_scale, relative_gap
+from .vkr_certificate import vkr_certificate
 
 __all__ = ["certify", "certify_result", "psd_kernel_set", "PrimalPoint", "block_norm_point", "certificate", "check_loss_C", "result_loss", "rounding_bound",
            "primal_point_certificate", "project_alpha",
@@ -337,6 +338,8 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     from .regularizers import LpBall, check_p
     from .result_io import check_fingerprint
 
+    if isinstance(result.regularizer, VKRPenalty):  # kernels need not be PSD there
+        return _recertify_vkr(kernels, y, result, C, p)
     ks = psd_kernel_set(kernels)
     loss = result_loss(result, loss)
     y_pm, _ = loss.check_labels(y, ks.n)
@@ -361,6 +364,18 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
         return primal_point_certificate(ks, y_pm, C, result.alpha, reg, point)
     return certify(ks, y, result.weights, result.alpha, C=C, p=1.0 if p is None else p,
                    regularizer=reg, repair=repair, feasibility_tol=feasibility_tol, loss=loss)
+
+
+def _recertify_vkr(kernels, y, result, C, p) -> Certificate:
+    """A saved VKR result: its LP certificate at the :math:`\\Lambda` it was solved with."""
+    from .result_io import check_fingerprint
+
+    if C is not None or p is not None:
+        raise InvalidInputError("a VKR result has no C or p (its penalties are saved with it); drop them.")
+    ks = as_kernel_set(kernels, psd=False, symmetric=False)
+    y_pm, _ = HINGE.check_labels(y, ks.n)
+    check_fingerprint(result.fingerprint, ks, y_pm)
+    return vkr_certificate(ks.K, y_pm, result.alpha, result.regularizer.Lam)
 
 
 def psd_kernel_set(kernels) -> KernelSet:

@@ -24,8 +24,6 @@ P_VALUES = (1.0, 4.0 / 3.0, 2.0, np.inf)
 NO_P = {"svm", "dc_subproblem", "vkr_lp", "dca", "vkr_cd"}
 #: Methods for one weight norm only.
 ONLY_P = {"qcqp_l1": (1.0,), "simplemkl": (1.0,)}
-#: Methods whose answer is not an (weights, alpha) pair of the MKL problem (own certificate).
-OWN_CERTIFICATE = {"vkr_lp", "vkr_cd"}
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +45,6 @@ def instance(tmp_path_factory):
 def cases():
     for kind, registry in (("solve", FORMULATIONS), ("fit", DRIVERS)):
         for name, method in registry.items():
-            if name in OWN_CERTIFICATE:
-                continue
             losses = method.losses or LOSSES
             for loss in losses:
                 for p in ((None,) if name in NO_P else ONLY_P.get(name, P_VALUES)):

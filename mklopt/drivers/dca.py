@@ -197,7 +197,7 @@ class DCA(Driver):
         # The pair returned is the last subproblem's, certified over its own weight set:
         # that set is what the result records, so that a saved result re-certifies as reported.
         result.regularizer = WeightedL1(last["v"])
-        result.message += f"; weight set: the last subproblem's {{mu >= 0 : <v, mu> <= 1}}"
+        result.message += "; weight set: the last subproblem's {mu >= 0 : <v, mu> <= 1}"
 
 
 def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,

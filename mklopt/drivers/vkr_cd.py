@@ -50,6 +50,7 @@ from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
 from ..formulations import MKLData
 from ..formulations.vkr_lp import lp_problem, vkr_certificate, vkr_lambda
+from ..regularizers import VKRPenalty
 from ..result import Certificate
 from .base import Driver, Step
 
@@ -179,6 +180,7 @@ class VKRCoordinateDescent(Driver):
 
     def finish(self, result) -> None:
         result.info["corrective_backend"] = self.backend if self.corrective else "none"
+        result.regularizer = VKRPenalty(self.Lam)  # what a saved result re-certifies with
         if self.stalled and result.status == "converged" and result.rel_gap > 0:
             result.status = "stalled"
             result.message = ("stopped: coordinate descent stalled at a non-differentiable point "

@@ -14,7 +14,7 @@ from ..exceptions import InvalidInputError, MKLError
 from .base import Regularizer
 from .norms import conjugate_exponent
 
-__all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "BlockNorm"]
+__all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "BlockNorm", "VKRPenalty"]
 
 
 class WeightedL1(Regularizer):
@@ -264,3 +264,41 @@ class BlockNorm(Regularizer):
 
     def __repr__(self) -> str:
         return f"BlockNorm(b={self.b:g})"
+
+
+class VKRPenalty(Regularizer):
+    """The per-kernel ℓ1 weights :math:`\\Lambda_k = \\lambda r_k + \\beta` of the VKR LP.
+
+    Not a weight set: like :class:`BlockNorm` it names the problem a result
+    solved (``vkr_lp``, ``vkr_cd``), so that a saved result re-certifies with
+    :func:`mklopt.vkr_certificate.vkr_certificate` at the :math:`\\Lambda` it was solved with.
+    """
+
+    def __init__(self, Lam) -> None:
+        Lam = np.asarray(Lam, dtype=float).ravel()
+        if Lam.size == 0 or not np.all(np.isfinite(Lam)) or np.any(Lam < 0):
+            raise InvalidInputError("VKR penalties Lambda_k must be finite and nonnegative.")
+        self.Lam = Lam
+        self.name = "vkr"
+
+    def set_constraints(self, mu):
+        return []
+
+    def violation(self, mu):
+        return float(np.max(-np.asarray(mu, float), initial=0.0))
+
+    def into_set(self, mu, tol=1e-12):
+        return np.clip(np.asarray(mu, dtype=float), 0, None)
+
+    def project(self, mu):
+        return self.into_set(mu)
+
+    def check(self, M: int) -> None:
+        """A penalty, not a set: nothing to check."""
+
+    def contains_zero(self, M: int) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"VKRPenalty(Lam={np.array2string(self.Lam, precision=4)})"
+

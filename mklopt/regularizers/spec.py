@@ -15,7 +15,7 @@ from ..exceptions import InvalidInputError
 from .base import Regularizer
 from .lp import L1, LpBall
 from .norms import check_p
-from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, WeightedL1
+from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
 
 __all__ = ["as_regularizer", "spec_of", "from_spec", "REGISTRY"]
 
@@ -28,6 +28,7 @@ REGISTRY: dict[str, tuple[type, Callable[[Regularizer], dict]]] = {
     "non_isotropic": (NonIsotropic, lambda r: {"sigma": np.asarray(r.sigma).tolist()}),
     "fixed": (Fixed, lambda r: {"weights": r.weights.tolist()}),
     "block": (BlockNorm, lambda r: {"b": r.b}),
+    "vkr": (VKRPenalty, lambda r: {"Lam": r.Lam.tolist()}),
 }
 
 
