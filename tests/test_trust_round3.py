@@ -79,6 +79,8 @@ def test_C_sweep_never_certifies_G_above_P(audit, loss, C):
     shape = (3, n) if loss == "ovr_hinge" else (n,)
     scale = {"squared_error": C, "one_class": 1.0 / n}.get(loss, C)
     candidates = [scale * rng.uniform(0, 1, shape), scale * rng.standard_normal(shape)]
+    if loss in ("squared_error", "epsilon_insensitive"):  # the audit's: C times the centred targets
+        candidates.append(C * (y - y.mean()))
     for alpha in candidates:
         for weights in ([0.5, 0.5], [1.0, 0.0]):
             cert = mklopt.certify(K, y, weights, alpha, C=C, loss=loss, **loss_kwargs(loss))
@@ -159,7 +161,7 @@ def test_feasibility_is_relative_to_the_set_scale(scale):
 
 def test_candidate_outside_a_tiny_set_is_not_certified(audit):
     K, y, _, _ = audit
-    reg = WeightedL1(np.array([1e9, 1e9]))
+    reg = ConstraintSet(lambda mu: [mu[0] + mu[1] <= 1e-9])  # the audit's set
     cert = mklopt.certify(K, y, [3e-9, 3e-9], np.full(20, 0.1), regularizer=reg)
     assert not cert.feasible and not cert.certified(1.0) and not cert.repaired
     repaired = mklopt.certify(K, y, [3e-9, 3e-9], np.full(20, 0.1), regularizer=reg, repair=True)
