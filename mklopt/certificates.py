@@ -30,53 +30,13 @@ from ._validation import as_kernel_set, check_C, check_vector
 from .kernels import KernelSet
 from .exceptions import InvalidInputError, NotPSDError
 from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
-from .regularizers import BlockNorm, Regularizer, VKRPenalty, as_regularizer
-from .result import Certificate, objective_scale, relative_gap
-from .vkr_certificate import vkr_certificate
+from .regularizers import Regularizer, as_regularizer
+from .bounds import Certificate, objective_scale, relative_gap
+from .feasibility import FEASIBILITY_TOL, convention_hint, relative_violation
 
-__all__ = ["certify", "certify_result", "psd_kernel_set", "PrimalPoint", "block_norm_point", "certificate", "check_loss_C", "result_loss", "rounding_bound",
+__all__ = ["certify", "psd_kernel_set", "PrimalPoint", "certificate", "check_loss_C", "rounding_bound",
            "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
-
-
-#: Largest relative violation of Θ (see :func:`relative_violation`) still called feasible.
-FEASIBILITY_TOL = 1e-8
-
-
-def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
-    """Violation of Θ by ``weights`` as given, free of units and of the scale of Θ.
-
-    Two parts, the larger is returned. Negative entries count relative to
-    :math:`\\max(\\|\\mu\\|_\\infty, \\sigma_\\Theta(u))`, :math:`u = |\\mu|/\\|\\mu\\|_2` (the
-    extent of Θ in the candidate's direction, its support function). The rest
-    of :math:`\\mu^+ = \\max(\\mu, 0)` counts through the gauge of Θ when
-    :math:`0\\in\\Theta`,
-
-    .. math:: \\gamma_\\Theta(\\mu^+) - 1,\\qquad \\gamma_\\Theta(\\mu) = \\min\\{t > 0 : \\mu/t\\in\\Theta\\},
-
-    (how many times too large the candidate is: 5 for (3e-9, 3e-9) in
-    :math:`\\{\\mu_1+\\mu_2\\le10^{-9}\\}`), else through the distance to its projection
-    relative to the same scale. Constraint values (:meth:`Regularizer.violation`)
-    are in whatever units the constraints are written in, so they only
-    decide *whether* the candidate is outside; the verdict is the same when
-    Θ and the candidate are scaled together.
-    """
-    weights = np.asarray(weights, dtype=float)
-    if regularizer.violation(weights) <= 0.0:
-        return 0.0
-    size = float(np.linalg.norm(weights))
-    direction = np.abs(weights) / size if size > 0 else np.full(weights.size, weights.size ** -0.5)
-    extent = 2.0 * regularizer.dual_penalty(direction)  # sigma_Theta(u)
-    scale = max(float(np.max(np.abs(weights))), extent, np.finfo(float).tiny)
-    negative = float(np.max(-weights, initial=0.0)) / scale
-    plus = np.clip(weights, 0.0, None)
-    if regularizer.violation(plus) <= 0.0:
-        return negative
-    if regularizer.contains_zero(weights.size):
-        shrunk = regularizer._scale_into(plus, tol=0.0)  # c mu+ with the largest feasible c <= 1
-        c = float(np.max(shrunk)) / float(np.max(plus))
-        return max(negative, 1.0 / c - 1.0 if c > 0 else np.inf)
-    return max(negative, float(np.max(np.abs(plus - regularizer.project(plus)))) / scale)
 
 
 HINGE = Hinge()
@@ -177,26 +137,6 @@ def certificate(kernels: KernelSet, y: np.ndarray, weights: np.ndarray, alpha: n
     return _evaluate(terms, y, regularizer.into_set(weights), C, regularizer, loss=loss)
 
 
-def convention_hint(regularizer: Regularizer, weights: np.ndarray) -> str:
-    """Name the convention an infeasible candidate seems to follow (empty when none fits)."""
-    from .regularizers import LpBall, block_from_weight_norm, conjugate_exponent, stable_norm
-
-    if not isinstance(regularizer, LpBall) or np.any(weights < 0) or not np.any(weights):
-        return ""
-    p = regularizer.p
-    if np.allclose(weights, weights[0]) and np.isclose(weights[0], 1.0):
-        return " All weights are 1: an unweighted sum kernel is the p = inf ball."
-    guesses = [(block_from_weight_norm(p), "the block norm b = 2p/(p+1) of this p (mklopt's p is "
-                "the weight norm; convert with weight_from_block_norm)"),
-               (conjugate_exponent(p), "the conjugate exponent p* = p/(p-1)"),
-               (1.0, "p = 1"), (4.0 / 3.0, "p = 4/3"), (2.0, "p = 2"), (4.0, "p = 4"),
-               (np.inf, "p = inf")]
-    for q, label in guesses:
-        if q != p and abs(stable_norm(weights, q) - 1.0) <= 1e-6:
-            return f" The weights have ||mu||_q = 1 for q = {q:.6g}: they look normalized for {label}."
-    return ""
-
-
 @dataclass
 class PrimalPoint:
     """A primal solution in function form: :math:`f = \\sum_m K_m \\beta_m` on the training set."""
@@ -205,22 +145,6 @@ class PrimalPoint:
     outputs: np.ndarray
     weights: np.ndarray
     coef: np.ndarray
-
-
-def block_norm_point(kernels: KernelSet, coef: np.ndarray, b: float, weights: np.ndarray) -> PrimalPoint:
-    """The block-norm primal point of per-kernel coefficients :math:`\\beta` (shape (M, n)).
-
-    .. math:: w_m = L_m^\\top\\beta_m,\quad \\|w_m\\|^2 = \\beta_m^\\top K_m\\beta_m,\quad
-              f = \\sum_m K_m\\beta_m,\quad R(w) = \\tfrac12\\big\\|(\\|w_m\\|)_m\\big\\|_b^2,
-
-    which is how ``lp_block_primal`` (b > 2) certifies its answer, so a saved
-    result is re-certified in the form it was solved in.
-    """
-    coef = np.asarray(coef, dtype=float)
-    Kb = np.einsum("mij,mj->mi", kernels.K, coef)
-    norms = np.sqrt(np.clip(np.einsum("mi,mi->m", coef, Kb), 0.0, None))
-    penalty = 0.5 * float(np.linalg.norm(norms, ord=b)) ** 2
-    return PrimalPoint(penalty=penalty, outputs=Kb.sum(axis=0), weights=np.asarray(weights, float), coef=coef)
 
 
 def primal_point_certificate(kernels: KernelSet, y: np.ndarray, C: float, alpha: np.ndarray,
@@ -324,60 +248,6 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     return cert
 
 
-def certify_result(kernels, y, result, *, C: float | None = None, p: float | None = None,
-                   regularizer: Regularizer | None = None, repair: bool = False,
-                   feasibility_tol: float = FEASIBILITY_TOL, loss=None) -> Certificate:
-    """Re-certify a (saved) :class:`MKLResult` against its kernels and labels.
-
-    C and the weight set come from the result; an explicit ``C``/``p`` that
-    contradicts it is an error, and so are kernels or labels whose
-    fingerprint differs from the one saved. A result whose weight set is
-    user code (a :class:`ConstraintSet`) needs ``regularizer=``, and one whose
-    loss is a user subclass of :class:`~mklopt.losses.Loss` needs ``loss=``.
-    """
-    from .regularizers import LpBall, check_p
-    from .result_io import check_fingerprint
-
-    if isinstance(result.regularizer, VKRPenalty):  # kernels need not be PSD there
-        return _recertify_vkr(kernels, y, result, C, p)
-    ks = psd_kernel_set(kernels)
-    loss = result_loss(result, loss)
-    y_pm, _ = loss.check_labels(y, ks.n)
-    check_fingerprint(result.fingerprint, ks, y_pm)
-    if C is not None and result.C is not None and not np.isclose(check_C(C), result.C, rtol=1e-12):
-        raise InvalidInputError(f"C = {C} contradicts the result, which was solved with C = {result.C}.")
-    C = result.C if result.C is not None else C
-    if C is None:
-        raise InvalidInputError("the result does not record C; pass C=.")
-    reg = regularizer if regularizer is not None else result.regularizer
-    if p is not None:
-        p = check_p(p)
-        if reg is not None and not (isinstance(reg, LpBall) and reg.p == p):
-            raise InvalidInputError(f"p = {p:g} contradicts the result's weight set {reg!r}.")
-    if reg is None and p is None:
-        raise InvalidInputError(
-            "the result's weight set is user code that cannot be saved; pass regularizer=.")
-    coef = None if result.dual_coef is None else np.asarray(result.dual_coef)
-    if isinstance(reg, BlockNorm) and coef is not None and coef.shape == (ks.M, ks.n):
-        # solved and certified as a per-kernel primal point (b > 2): re-certify that point
-        point = block_norm_point(ks, coef, reg.b, result.weights)
-        return primal_point_certificate(ks, y_pm, C, result.alpha, reg, point)
-    return certify(ks, y, result.weights, result.alpha, C=C, p=1.0 if p is None else p,
-                   regularizer=reg, repair=repair, feasibility_tol=feasibility_tol, loss=loss)
-
-
-def _recertify_vkr(kernels, y, result, C, p) -> Certificate:
-    """A saved VKR result: its LP certificate at the :math:`\\Lambda` it was solved with."""
-    from .result_io import check_fingerprint
-
-    if C is not None or p is not None:
-        raise InvalidInputError("a VKR result has no C or p (its penalties are saved with it); drop them.")
-    ks = as_kernel_set(kernels, psd=False, symmetric=False)
-    y_pm, _ = HINGE.check_labels(y, ks.n)
-    check_fingerprint(result.fingerprint, ks, y_pm)
-    return vkr_certificate(ks.K, y_pm, result.alpha, result.regularizer.Lam)
-
-
 def psd_kernel_set(kernels) -> KernelSet:
     """The kernels as a PSD-validated :class:`KernelSet`: certificates assume PSD kernels.
 
@@ -393,20 +263,6 @@ def psd_kernel_set(kernels) -> KernelSet:
     except NotPSDError as exc:
         raise NotPSDError(f"certificates assume PSD kernels (weak duality needs a convex problem), "
                           f"and these were accepted with psd=False: {exc}") from None
-
-
-def result_loss(result, loss=None) -> Loss:
-    """The loss of a (saved) result, rebuilt from its name and parameters (or ``loss=``)."""
-    from .losses import LOSSES
-
-    if loss is not None:
-        loss = as_loss(loss)
-        if loss.name != result.loss:
-            raise InvalidInputError(f"loss {loss.name!r} contradicts the result, solved with {result.loss!r}.")
-        return loss
-    if result.loss not in LOSSES:
-        raise InvalidInputError(f"the result's loss {result.loss!r} is user code; pass loss=.")
-    return LOSSES[result.loss](**(result.loss_params or {}))
 
 
 def check_loss_C(C, loss: Loss) -> float:

@@ -27,7 +27,7 @@ from .certificates import certificate
 from .exceptions import MKLError
 from .formulations import MKLData
 from .regularizers import BlockNorm, Fixed, solve_auxiliary
-from .result import Certificate
+from .bounds import Certificate
 
 __all__ = ["weight_polish"]
 

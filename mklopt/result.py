@@ -8,117 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from .bounds import GAP_FLOOR, Certificate, objective_scale, ranked_gap, relative_gap
+from .recertify import result_loss
 from .exceptions import InvalidInputError
+from .result_io import jsonable, load_result, save_result
 
 __all__ = ["Certificate", "MKLResult", "relative_gap", "objective_scale", "ranked_gap", "decision_values", "GAP_FLOOR"]
-
-#: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
-GAP_FLOOR = 1e-12
-
-
-def objective_scale(C: float, n: int) -> float:
-    """:math:`\\min(C, 1)\\,n`: the size of an objective that only guards exact zeros.
-
-    For :math:`C \\le 1` it is the hinge primal value at :math:`w = 0, b = 0`.
-    It does not grow with :math:`C` beyond :math:`n`: as :math:`C\\to\\infty` the
-    optimum stays bounded (the hard-margin or interpolating solution), and a
-    floor of :math:`10^{-12} C n` (round 2) at :math:`C = 10^{30}` passed a
-    squared-loss answer with :math:`P = 2.3\\cdot10^{6}`, :math:`G = 17` as
-    ``rel_gap`` 1e-13.
-    """
-    return min(float(C), 1.0) * float(n)
-
-
-def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
-    """:math:`(P - G) / \\max(|P|, |G|, 10^{-12}\\,\\text{scale})`.
-
-    Relative to the problem's own value; ``scale`` is a data-derived size of
-    the objective (:func:`objective_scale`), used only so that exact zeros do
-    not divide by zero.
-    """
-    if not np.isfinite(gap):
-        return float(gap) if not np.isnan(gap) else np.inf
-    return float(gap) / max(abs(primal), abs(dual), GAP_FLOOR * scale, np.finfo(float).tiny)
-
-
-
-@dataclass
-class Certificate:
-    """mklopt's own optimality certificate for a candidate (DESIGN §6).
-
-    When ``feasible``, ``dual <= OPT <= primal`` holds (weak duality);
-    ``gap = primal - dual`` and ``rel_gap = gap / max(|primal|, |dual|, 1e-12 min(C, 1) n)``.
-    An infeasible candidate (``feasible=False``) is never certified: its dual
-    value is still a lower bound, its primal value is not an upper bound.
-
-    Attributes
-    ----------
-    primal : float
-        :math:`P = \\tfrac12\\sum_m\\mu_m s_m(\\alpha) + C\\min_b\\sum_i\\ell(y_i, f_i+b)`
-        (hinge: :math:`\\ell = \\max(0, 1-y_i(f_i+b))`).
-    dual : float
-        :math:`G = D_\\ell(\\alpha) - \\tfrac12\\sigma_\\Theta(s(\\alpha))` (hinge: :math:`D = 1^\\top\\alpha`).
-    bias : float or ndarray
-        The exact best offset :math:`b^*` of the loss (:math:`-\\rho` for one-class; one per class
-        for ``"ovr_hinge"``).
-    weights, alpha : ndarray
-        The candidate weights (noise-level repairs only, or the projection onto
-        Θ when ``repaired``) and alpha projected onto the dual-feasible set.
-    violation : float
-        Violation of Θ by the weights *as given*, relative to the scale of the weights and
-        of Θ (:func:`mklopt.certificates.relative_violation`).
-    feasible : bool
-        ``violation <= feasibility_tol`` (or the weights were repaired).
-    repaired : bool
-        The certificate is about the projection of the weights onto Θ.
-    message : str
-        Why the candidate is not certified / what was repaired (empty otherwise).
-    """
-
-    primal: float
-    dual: float
-    gap: float
-    rel_gap: float
-    bias: float
-    weights: np.ndarray
-    alpha: np.ndarray
-    #: Quadratic terms :math:`s_m(\\alpha)` at the projected alpha (reused by drivers).
-    s: np.ndarray | None = None
-    #: Decision-function coefficients when they are not :math:`y\\circ\\alpha`
-    #: (per-kernel rows, shape (M, n), for primal-point certificates).
-    dual_coef: np.ndarray | None = None
-    #: The loss's part :math:`D(\\alpha)` of the dual value (``1'alpha`` for the hinge).
-    gain: float | None = None
-    violation: float = 0.0
-    feasible: bool = True
-    repaired: bool = False
-    message: str = ""
-
-    def certified(self, tol: float = 1e-6) -> bool:
-        """The verdict: feasible, consistent and ``0 <= rel_gap <= tol``."""
-        return bool(self.feasible and self.consistent() and self.rel_gap <= tol)
-
-    def consistent(self) -> bool:
-        """Weak duality holds as computed: a finite ``gap >= 0``.
-
-        The certificate widens a negative gap within the rounding bound of its
-        arithmetic to zero; a gap still negative means the dual value exceeds
-        the primal value beyond what rounding explains (an under- or overflow,
-        or a bug), and nothing is certified (``message`` names the cause).
-        """
-        return bool(np.isfinite(self.gap) and np.isfinite(self.rel_gap) and self.gap >= 0)
-
-    def __repr__(self) -> str:
-        extra = "" if self.feasible else f", feasible=False, violation={self.violation:.3g}"
-        extra += "" if self.consistent() else ", consistent=False"
-        return (f"Certificate(primal={self.primal:.10g}, dual={self.dual:.10g}, "
-                f"gap={self.gap:.3g}, rel_gap={self.rel_gap:.3g}{extra})")
-
-
-def ranked_gap(cert: Certificate) -> float:
-    """The gap to rank candidates by: ``gap``, or ``+inf`` when the certificate is inconsistent."""
-    return float(cert.gap) if cert.consistent() else np.inf
-
 
 @dataclass
 class MKLResult:
@@ -196,14 +91,12 @@ class MKLResult:
 
     def save(self, path) -> None:
         """Write the result to ``path`` (``.npz``) atomically; see :meth:`load`."""
-        from .result_io import save_result
         save_result(self, path)
 
     @classmethod
     def load(cls, path) -> "MKLResult":
         """Read a result written by :meth:`save` (:class:`InvalidInputError` for anything else)."""
-        from .result_io import load_result
-        return load_result(path)
+        return cls(**load_result(path))
 
     @property
     def objective(self) -> float:
@@ -240,8 +133,6 @@ class MKLResult:
 
     def predict(self, test_kernels) -> np.ndarray:
         """Predictions of the result's loss: class labels (original values), targets, or ±1 for one-class."""
-        from .certificates import result_loss
-
         f = self.decision_function(test_kernels)
         try:
             loss = result_loss(self)
@@ -261,25 +152,11 @@ class MKLResult:
         for key, value in asdict(self).items():
             if key == "regularizer":
                 value = None if value is None else (value.to_spec() or repr(value))
-            out[key] = _jsonable(value)
+            out[key] = jsonable(value)
         return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
-
-
-def _jsonable(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (np.floating, np.integer)):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not np.isfinite(value):
-        return str(value)
-    return value
 
 
 def _factor_decision_values(test, weights: np.ndarray, coef: np.ndarray, bias) -> np.ndarray:

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import InvalidInputError
+from .regularizers import from_spec
 
-__all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write"]
+__all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write", "jsonable"]
 
 FORMAT = "mklopt-result-1"
 
@@ -89,12 +90,25 @@ def atomic_write(path, write, suffixes: tuple[str, ...]) -> None:
         raise
 
 
-def _meta(result) -> dict:
-    from .result import _jsonable
+def jsonable(value):
+    """``value`` with arrays as lists, NumPy scalars as numbers and non-finite floats as strings."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value
 
+
+def _meta(result) -> dict:
     reg = result.regularizer
     spec = reg.to_spec() if reg is not None else None
-    return _jsonable({
+    return jsonable({
         "format": FORMAT, "bias": None if np.ndim(result.bias) else float(result.bias),
         "loss_params": result.loss_params, "primal": result.primal,
         "dual": result.dual, "gap": result.gap, "rel_gap": result.rel_gap,
@@ -126,10 +140,8 @@ def _float(value) -> float:
     return float(value) if not isinstance(value, str) else float(value.replace("Infinity", "inf"))
 
 
-def load_result(path):
-    """Read a result written by :func:`save_result`."""
-    from .regularizers import from_spec
-    from .result import MKLResult
+def load_result(path) -> dict:
+    """The fields of a result written by :func:`save_result` (``MKLResult(**fields)``)."""
 
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -147,7 +159,7 @@ def load_result(path):
         if meta.get("format") != FORMAT:
             raise ValueError(f"format {meta.get('format')!r}")
         reg = from_spec(meta["regularizer"]) if meta.get("regularizer") else None
-        result = MKLResult(
+        result = dict(
             weights=arrays["weights"], alpha=arrays["alpha"],
             bias=arrays["bias"] if meta["bias"] is None else _float(meta["bias"]),
             primal=_float(meta["primal"]), dual=_float(meta["dual"]), gap=_float(meta["gap"]),
@@ -160,8 +172,8 @@ def load_result(path):
             loss_params=meta.get("loss_params") or {})
     except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
-    for record in result.history:
+    for record in result["history"]:
         if isinstance(record.get("weights"), list):
             record["weights"] = np.asarray(record["weights"], dtype=float)
-    result.info["regularizer_repr"] = meta.get("regularizer_repr")
+    result["info"]["regularizer_repr"] = meta.get("regularizer_repr")
     return result

@@ -97,7 +97,8 @@ def _load_json(path: str) -> dict[str, np.ndarray]:
 
 def certify_candidate(args: argparse.Namespace, ks, y, candidate):
     """The :class:`Certificate` of ``candidate`` (saved result or arrays) on ``(ks, y)``."""
-    from ..certificates import certify, certify_result
+    from ..certificates import certify
+    from ..recertify import certify_result
 
     given_p = None if args.p is None and args.b is None else norm_options(args, None)[0]
     if isinstance(candidate, dict):
