@@ -50,6 +50,11 @@ def test_demo_small(tmp_path, capsys):
     for method in ("svm (unif)", "l1 exact", "l1 cutting plane", "lp wrapper p=4/3", "conv (theta=2)"):
         assert method in out
     assert "test acc." in out and "cert. rel_gap" in out
+    # the footnote's claim: nested weight sets (p = inf ball > l_4/3 ball > simplex) order the optima
+    objective = {line[:18].strip(): float(line.split()[-9]) for line in out.splitlines()
+                 if line[:18].strip() in ("svm (unif)", "lp wrapper p=4/3", "l1 exact")}
+    assert "Each row minimizes its own problem" in out
+    assert objective["svm (unif)"] <= objective["lp wrapper p=4/3"] <= objective["l1 exact"]
 
 
 def test_solve_formulation_writes_json_atomically(files, tmp_path, capsys):

@@ -37,6 +37,14 @@ curves to --out. Takes well under a minute (--small: a few seconds).
 Exit status 0 when done, 2 for bad input, 130 when interrupted.
 """
 
+SCALES_FOOTNOTE = """\
+Each row minimizes its own problem, so objectives and weights are on different scales:
+  objective = 1/2 sum_m ||w_m||^2/mu_m + C sum hinge over that row's weight set; a larger
+  set gives a smaller optimum: svm (unif) uses all weights 1 (the p = inf ball), the
+  wrapper ||mu||_(4/3) <= 1 and the l1 rows sum(mu) <= 1 (weights summing to 1), hence
+  unif <= l_4/3 <= l1. conv divides each kernel by its tail sum (other kernels), and dc
+  bounds the tail sum of K_mu itself (weights in units of the trace-normalized kernels)."""
+
 DEMO_C = 100.0  # trace-normalized kernels (Tr K_m = 1) need C of the order of n
 OUT_SUFFIXES = (".png",)
 
@@ -165,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
                        ("rel_gap", "cert. rel_gap"), ("weights", "weights"),
                        ("accuracy", "test acc."), ("time", "time[s]")]))
     print(f"kernels: {', '.join(rows[0]['kernel_names'])}")
+    print(SCALES_FOOTNOTE)
     for row in rows:
         if row.get("note"):
             print(f"note ({row['method']}): {row['note']}")

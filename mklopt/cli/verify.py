@@ -144,14 +144,17 @@ def run(args: argparse.Namespace) -> int:
     cert = certify_candidate(args, ks, y, candidate)
     saved = not isinstance(candidate, dict)
     local = saved and candidate.info.get("certified_globally") is False
-    tol = args.tol
+    tol, source = args.tol, "--tol"
     if tol is None:
-        tol = float(candidate.info.get("tol", DEFAULT_TOL)) if saved else DEFAULT_TOL
+        own = candidate.info.get("tol") if saved else None
+        tol, source = (float(own), "the tolerance the result was solved to") if own else (
+            DEFAULT_TOL, "the default")
     ok, line = verdict(cert, tol, local)
     print(f"primal {cert.primal:.12g}  dual {cert.dual:.12g}  gap {cert.gap:.3e}  "
           f"rel_gap {cert.rel_gap:.3e}  bias {_numbers(cert.bias)}")
     print(f"violation {cert.violation:.3e}  feasible {'yes' if cert.feasible else 'no'}"
           + ("  (weights repaired: projected onto the weight set)" if cert.repaired else ""))
+    print(f"tol {tol:g} ({source})")
     print(line)
     return (EXIT_LOCAL if local else EXIT_OK) if ok else EXIT_FAIL
 
