@@ -136,3 +136,17 @@ def test_no_source_checkout_is_said_clearly(tmp_path):
     with pytest.raises(InvalidInputError, match="source checkout"):
         source_checkout(tmp_path)
     assert source_checkout() == REPO
+
+
+@pytest.mark.parametrize("where", [".", "mklopt", "formulations/site", "examples", ".."])
+def test_out_inside_the_sources_is_refused_before_any_work(where, capsys):
+    """Issue 27: --out at the checkout root left ~30 files there and then Sphinx failed."""
+    before = sorted(p.name for p in REPO.iterdir())
+    assert cli.main(["docs", "--out", str(REPO / where)]) == 2
+    assert "would mix with the sources" in capsys.readouterr().err
+    assert sorted(p.name for p in REPO.iterdir()) == before
+
+
+def test_default_and_readme_output_folders_are_ignored_by_git():
+    ignored = (REPO / ".gitignore").read_text().splitlines()
+    assert "mklopt_site/" in ignored and "/site/" in ignored

@@ -33,6 +33,28 @@ def check_dependencies() -> None:
             f"run '{INSTALL}' in the source checkout.")
 
 
+#: Folders of the checkout a site must not be written into (or be).
+SOURCE_FOLDERS = ("mklopt", "formulations", "examples", "tests", ".ci", ".git")
+
+
+def check_out_folder(out: Path, repo: Path) -> None:
+    """Refuse an output folder that is the checkout itself or inside one of its source folders.
+
+    Sphinx writes ``_static/``, ``_sources/`` and ~30 pages into ``out``; in the
+    checkout root they would mix with the sources (and Sphinx then fails with
+    "html_static_path ... inside outdir"). A new folder of the checkout
+    (``mklopt docs --out site``) is fine: ``site/`` and ``mklopt_site/`` are in
+    ``.gitignore``.
+    """
+    out, repo = Path(out).resolve(), Path(repo).resolve()
+    inside = [name for name in SOURCE_FOLDERS if out == repo / name or (repo / name) in out.parents]
+    if out == repo or out in repo.parents or inside:
+        where = "the checkout itself" if out == repo or out in repo.parents else f"inside {inside[0]}/"
+        raise InvalidInputError(
+            f"--out {out} is {where}: the site's files would mix with the sources; choose a new "
+            f"folder, e.g. --out {repo / 'site'} (ignored by git) or one outside the checkout.")
+
+
 def source_checkout(root: Path | None = None) -> Path:
     """The checkout holding ``formulations/``, ``examples/`` and ``mklopt/``.
 
@@ -75,10 +97,15 @@ def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> i
     """
     check_dependencies()
     repo = source_checkout()
+    check_out_folder(Path(out), repo)
     if staging is None:
         with tempfile.TemporaryDirectory(prefix="mklopt-docs-") as tmp:
             return build_site(out, quick, Path(tmp))
+    print(f"mklopt docs: staging the sources in {staging}", file=sys.stderr, flush=True)
     staged = stage(repo, Path(staging), quick)
+    print(f"mklopt docs: running Sphinx into {out} (the gallery runs every example: "
+          f"{'about a minute' if quick else 'several minutes'}; warnings are errors)",
+          file=sys.stderr, flush=True)
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                "-d", str(staged.root / "doctrees"), str(staged.site), str(out)]
     return subprocess.call(command, cwd=staged.root)

@@ -17,13 +17,20 @@ from ..exceptions import InvalidInputError
 
 def add_parser(subs: argparse._SubParsersAction) -> None:
     """Register ``bench`` on the sub-parser action ``subs``."""
-    bench = subs.add_parser("bench", help="run a benchmark script from examples/ (exact, drivers, vkr)",
+    names = ", ".join(available()) or "none in this installation"
+    bench = subs.add_parser("bench", help=f"run a benchmark script from examples/ ({names})",
                             description="Run examples/bench_NAME.py of a source checkout; "
                             "arguments after NAME are passed to the script, whose exit status "
                             "is passed through.")
-    bench.add_argument("name", help="benchmark name: exact, drivers, vkr, ...")
+    bench.add_argument("name", help=f"benchmark name: {names}")
     bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     bench.set_defaults(handler=run)
+
+
+def available() -> list[str]:
+    """The benchmark names of the checkout (``examples/bench_NAME.py``), empty when there is none."""
+    folder = Path(__file__).resolve().parents[2] / "examples"
+    return sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py")) if folder.is_dir() else []
 
 
 def examples_dir() -> Path:
@@ -42,8 +49,7 @@ def run(args: argparse.Namespace) -> int:
     folder = examples_dir()
     script = folder / f"bench_{args.name}.py"
     if not script.is_file():
-        found = sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py"))
-        raise InvalidInputError(f"no benchmark {args.name!r} in {folder}; available: {found or 'none'}.")
+        raise InvalidInputError(f"no benchmark {args.name!r} in {folder}; available: {available() or 'none'}.")
     extra = list(args.args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
