@@ -72,6 +72,38 @@ def test_readme_python_blocks_run(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
 
 
+def test_user_guide_python_blocks_run(tmp_path):
+    """The site's user guide (what the README held before it became a short front door) runs
+    as written: its pages' Python blocks in the guide's order, as one script."""
+    import re
+    import subprocess
+    import sys
+
+    pages = EXAMPLES.parent / "mklopt" / "_docs" / "pages"
+    order = re.findall(r"^(guide_\w+|certificates|command_line|benchmarks)$",
+                       (pages / "guide.md").read_text(encoding="utf-8"), re.M)
+    blocks = []
+    for name in order:
+        page = pages / f"{name}.md"
+        if page.exists():
+            blocks += re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    code = "\n".join(blocks)
+    assert "MKLClassifier" in code and "mklopt.path" in code and "rank=50" in code
+    script = tmp_path / "guide.py"
+    script.write_text(code, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_readme_is_a_short_front_door():
+    """Issue 27: README at most 8,000 characters, its two commands unchanged."""
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    assert len(readme) <= 8000
+    ci = (EXAMPLES.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert 'pip install -e ".[test]" && python -m pytest -q' in readme and 'pip install -e ".[test]" && python -m pytest -q' in ci
+    assert "pip install -e . && mklopt demo" in readme
+
+
 def test_plotting_helpers(tmp_path):
     """The gallery's figure helpers: convergence, weights, tail sums (Agg, no plt.show)."""
     import matplotlib
