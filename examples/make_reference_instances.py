@@ -1,4 +1,4 @@
-"""Regenerate ``formulations/reference_instances.json``, the certified reference instances.
+"""Regenerate the certified reference instances of the catalogue.
 
 Every instance of :data:`mklopt.testing.REFERENCE_DEFINITIONS` is rebuilt from
 a dataset shipped with scikit-learn, solved with Clarabel at ``tol=1e-10``,

@@ -150,3 +150,29 @@ def test_out_inside_the_sources_is_refused_before_any_work(where, capsys):
 def test_default_and_readme_output_folders_are_ignored_by_git():
     ignored = (REPO / ".gitignore").read_text().splitlines()
     assert "mklopt_site/" in ignored and "/site/" in ignored
+
+
+def test_no_raw_double_backticks_in_rendered_titles(site):
+    """Issue 27: gallery card titles showed ``mklopt.solve`` with its backticks."""
+    for page in site.rglob("*.html"):
+        html_text = page.read_text(encoding="utf-8")
+        titles = re.findall(r"<title>(.*?)</title>|<h1[^>]*>(.*?)</h1>", html_text, re.S)
+        titles += [(t, "") for t in re.findall(r'class="sphx-glr-thumbnail-title">(.*?)<', html_text, re.S)]
+        for parts in titles:
+            assert "``" not in html.unescape(TAGS.sub("", "".join(parts))), page
+
+
+def test_every_gallery_card_has_its_own_thumbnail(site):
+    index = (site / "gallery" / "index.html").read_text(encoding="utf-8")
+    cards = re.findall(r'<div class="sphx-glr-thumbcontainer".*?<img[^>]*src="([^"]+)"', index, re.S)
+    assert len(cards) == len(list((REPO / "examples").glob("*.py")))
+    assert not [c for c in cards if "no_image" in c]
+    assert len(set(cards)) == len(cards)
+
+
+def test_page_titles_are_short_and_wrap(site):
+    """The API page title was cut at "mklopt.estimators.MKLClas": titles are the object's name,
+    and the site's stylesheet wraps long names (titles, the page contents)."""
+    page = (site / "generated" / "mklopt.estimators.MKLClassifier.html").read_text(encoding="utf-8")
+    assert re.search(r"<h1>MKLClassifier", page)
+    assert "mklopt.css" in page and (site / "_static" / "mklopt.css").is_file()

@@ -132,7 +132,13 @@ def _titled(source: str, stem: str) -> str:
     first = doc.lstrip().splitlines()[0]
     start = source.index(first)
     end = start + len(first)
-    return source[:end] + "\n" + "=" * max(len(first), 3) + source[end:]
+    title = plain_title(first)  # a gallery card shows the title's source text
+    return source[:start] + title + "\n" + "=" * max(len(title), 3) + source[end:]
+
+
+def plain_title(line: str) -> str:
+    """A docstring's first line without reST/Markdown literals (````x````, ```x```)."""
+    return re.sub(r"``?([^`]+)``?", r"\1", line)
 
 
 def _with_gallery_call(source: str, original: Path, out: Path, small: bool) -> str:
@@ -148,6 +154,34 @@ def _with_gallery_call(source: str, original: Path, out: Path, small: bool) -> s
     if at < 0:
         return source.rstrip() + "\n\n" + hidden
     return source[:at + 1] + hidden + source[at + 1:]
+
+
+def _with_thumbnail(source: str, stem: str, staging: Path) -> str:
+    """A script shown without being run gets a thumbnail of its own (not the placeholder).
+
+    For ``make_reference_instances`` it is drawn from the catalogue it writes:
+    the certified relative gap of every reference instance.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    catalogue = json.loads((PACKAGE.parent.parent / "formulations" / "reference_instances.json")
+                           .read_text(encoding="utf-8"))
+    gaps = [max(i["certified"]["rel_gap"], 1e-16) for i in catalogue["instances"]]
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.bar(range(len(gaps)), gaps, color="#4878cf")
+    ax.set_yscale("log")
+    ax.set_xlabel("reference instance")
+    ax.set_ylabel("certified rel_gap")
+    ax.set_title(f"{len(gaps)} certified instances")
+    fig.tight_layout()
+    image = staging / "site" / "_static" / f"thumb_{stem}.png"
+    image.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(image, dpi=80)
+    plt.close(fig)
+    return source.rstrip() + f"\n\n# sphinx_gallery_thumbnail_path = '_static/thumb_{stem}.png'\n"
 
 
 def stage_examples(repo: Path, staging: Path, quick: bool) -> tuple[str, ...]:
@@ -169,6 +203,8 @@ def stage_examples(repo: Path, staging: Path, quick: bool) -> tuple[str, ...]:
     executed = []
     for script in sorted((repo / "examples").glob("*.py")):
         source = _titled(script.read_text(encoding="utf-8"), script.stem)
+        if script.stem in NEVER_RUN:
+            source = _with_thumbnail(source, script.stem, staging)
         if _has_main(source) and script.stem not in NEVER_RUN:
             small = quick or script.stem.startswith("bench_") or script.stem in ALWAYS_SMALL
             out = staging / "figures" / script.stem
@@ -200,6 +236,7 @@ def stage(repo: Path, staging: Path, quick: bool) -> Staging:
         if page.suffix in (".md", ".rst") and page.name != "GALLERY_HEADER.rst":
             shutil.copy2(page, site / page.name)
     shutil.copytree(PACKAGE / "pages" / "_templates", site / "_templates")
+    shutil.copytree(PACKAGE / "pages" / "_static", site / "_static", dirs_exist_ok=True)
     shutil.copy2(PACKAGE / "conf.py", site / "conf.py")
     stage_catalogue(repo, site)
     executed = stage_examples(repo, staging, quick)

@@ -94,7 +94,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_static_path: list[str] = []
+html_static_path: list[str] = ["_static"]  # mklopt.css (staged from pages/_static) and thumbnails
+html_css_files = ["mklopt.css"]
 html_show_sourcelink = False
 # pages without a section of their own get the full width
 html_sidebars = {page: [] for page in ("index", "drivers", "certificates", "api")}
