@@ -29,8 +29,11 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
 
 def available() -> list[str]:
     """The benchmark names of the checkout (``examples/bench_NAME.py``), empty when there is none."""
-    folder = Path(__file__).resolve().parents[2] / "examples"
-    return sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py")) if folder.is_dir() else []
+    try:
+        folder = examples_dir()
+    except InvalidInputError:
+        return []
+    return sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py"))
 
 
 def examples_dir() -> Path:
