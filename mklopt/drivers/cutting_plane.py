@@ -7,11 +7,14 @@ dual gain, :math:`1^\\top\\alpha` for the hinge). Master:
 .. math:: \\min_{\\mu\\in\\Theta,\\,\\eta}\\ \\eta \\quad\\text{s.t.}\\quad
           \\eta \\ge D(\\alpha^r) - \\tfrac12 \\mu^\\top s(\\alpha^r),\\ r=1..t,
 
-an LP (HiGHS) for the simplex and the exact convex master (Clarabel) for any
+an LP for a polyhedral Θ (the simplex, the box, the DC subproblem's weighted
+simplex: solved incrementally by HiGHS through highspy, one row per cut,
+:mod:`mklopt.drivers.lp_master`) and the exact convex master (Clarabel) for any
 other Θ. The master value is a lower bound on OPT (each cut is the SVM dual
 at a feasible :math:`\\alpha^r`); the certified primal value of the SVM
-iterates is an upper bound. The master is compiled once with ``cp.Parameter``
-cut storage of fixed capacity; beyond it, inactive cuts are dropped.
+iterates is an upper bound. The CVXPY master is its readable statement,
+compiled once with ``cp.Parameter`` cut storage of fixed capacity; beyond
+the capacity, inactive cuts are dropped (in both).
 
 ``master="taylor"`` (teaching option, Lp balls only) replaces
 :math:`\\|\\mu\\|_p^p\\le1` by the thesis' sequence of second-order Taylor
@@ -22,6 +25,7 @@ bound, so only the certificate's dual value is used as the lower bound.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import cvxpy as cp
@@ -33,6 +37,7 @@ from ..formulations import MKLData
 from ..regularizers import L1, LpBall
 from .base import Driver, Step
 from .inner import make_inner
+from .lp_master import LPMaster, polyhedral_set
 
 
 class CuttingPlane(Driver):
@@ -57,6 +62,9 @@ class CuttingPlane(Driver):
         self.alphas: list[np.ndarray] = []     # alpha^r (re-used by warm starts)
         self.ages = np.zeros((0,), dtype=int)
         self._build_master(master_backend)
+        theta = polyhedral_set(data.regularizer, data.M) if master == "exact" else None
+        self.lp = LPMaster(theta) if theta is not None and master_backend is None else None
+        self.master_seconds: list[float] = []
 
     # ------------------------------------------------------------- master
     def _build_master(self, master_backend) -> None:
@@ -84,6 +92,8 @@ class CuttingPlane(Driver):
         self.offsets = np.append(self.offsets, gain)
         self.terms = np.vstack([self.terms, s])
         self.ages = np.append(self.ages, 0)
+        if self.lp is not None:
+            self.lp.add_cut(gain, s)
         if self.offsets.size > self.cap:
             self._drop_inactive()
 
@@ -94,8 +104,23 @@ class CuttingPlane(Driver):
         keep = np.delete(np.arange(self.offsets.size), drop)
         self.offsets, self.terms, self.ages = self.offsets[keep], self.terms[keep], self.ages[keep]
         del self.alphas[drop]
+        if self.lp is not None:
+            self.lp.drop_cut(drop)
 
     def _solve_master(self) -> tuple[np.ndarray, float]:
+        start = time.perf_counter()
+        try:
+            return self._solve_lp() if self.lp is not None else self._solve_cvxpy()
+        finally:
+            self.master_seconds.append(time.perf_counter() - start)
+
+    def _solve_lp(self) -> tuple[np.ndarray, float]:
+        mu, eta = self.lp.solve()
+        mu = self.data.regularizer.into_set(mu)
+        self._last_mu, self._last_eta = mu, eta
+        return mu, eta
+
+    def _solve_cvxpy(self) -> tuple[np.ndarray, float]:
         t = self.offsets.size
         A = np.empty(self.cap)
         S = np.empty((self.cap, self.data.M))
@@ -157,6 +182,10 @@ class CuttingPlane(Driver):
         self.offsets = np.array([d.loss.gain(alpha, d.y, d.C) for alpha in self.alphas])
         self.terms = np.array([s for _, s in kept]).reshape(len(kept), d.M)
         self.ages = np.zeros(len(kept), dtype=int)
+        if self.lp is not None:  # a fresh model holding exactly the kept cuts
+            self.lp = LPMaster(polyhedral_set(d.regularizer, d.M))
+            for offset, s in zip(self.offsets, self.terms):
+                self.lp.add_cut(offset, s)
 
     # -------------------------------------------------------------- loop
     def start(self) -> np.ndarray:
@@ -175,8 +204,9 @@ class CuttingPlane(Driver):
         alpha, cert = self.svm_step(weights)
         self.ages += 1
         self._add_cut(cert.alpha, cert.gain, cert.s)
-        if cert.rel_gap <= self.tol:
+        if cert.consistent() and cert.rel_gap <= self.tol:
             return Step(alpha, cert, weights, extra={"master": -math.inf, "cuts": int(self.offsets.size)})
         mu_next, master_value = self._solve_master()
         return Step(alpha, cert, mu_next, lower=master_value,
-                    extra={"master": master_value, "cuts": int(self.offsets.size)})
+                    extra={"master": master_value, "cuts": int(self.offsets.size),
+                           "master_time": self.master_seconds[-1]})

@@ -1,0 +1,124 @@
+"""The cutting plane's master at LP speed: HiGHS through highspy, one row per cut, warm started.
+
+For a polyhedral weight set :math:`\\Theta = \\{\\mu : 0 \\le \\mu \\le u,\\ a^\\top\\mu \\le 1\\}`
+(the simplex of ℓ1-MKL, the box :math:`p=\\infty`, the weighted simplex of the DC
+subproblem) the SILP master
+
+.. math:: \\min_{\\mu\\in\\Theta,\\ \\eta}\\ \\eta \\quad\\text{s.t.}\\quad
+          \\eta + \\tfrac12\\, s(\\alpha^r)^\\top\\mu \\ \\ge\\ D(\\alpha^r), \\qquad r = 1..t,
+
+is a small LP (M + 1 columns, t + 1 rows). The CVXPY statement in
+:mod:`mklopt.drivers.cutting_plane` is its readable definition; this module
+solves the same LP without recompiling it: the model lives in one
+``highspy.Highs`` object, each new cut is one ``addRow`` and HiGHS re-solves
+from the previous optimal basis (dual simplex: a few pivots per cut). About
+0.1–0.3 ms per solve at M = 50 and a few ms at M = 1,000 on this machine,
+against ~20 ms for a CVXPY re-solve (`examples/bench_perf.py` prints it).
+A solve that does not end ``Optimal`` is repeated cold (basis cleared)
+before it is an error. The master value is a lower bound on OPT only as an
+exact LP optimum, so tolerances are tight (1e-10).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import SolverError
+from ..regularizers import L1, LpBall, Regularizer, WeightedL1
+
+__all__ = ["PolyhedralSet", "polyhedral_set", "LPMaster"]
+
+
+@dataclass(frozen=True)
+class PolyhedralSet:
+    """:math:`\\{\\mu : 0\\le\\mu\\le u,\\ a^\\top\\mu\\le 1\\}`; ``a`` is None for a box."""
+
+    upper: np.ndarray
+    a: np.ndarray | None
+
+
+def polyhedral_set(reg: Regularizer, M: int) -> PolyhedralSet | None:
+    """The linear description of Θ when mklopt knows one exactly, else None (conic master).
+
+    ℓ1 ball / simplex (:class:`L1`, ``LpBall(1)``): :math:`a = 1`; the box
+    ``LpBall(inf)``: :math:`u = 1`; :class:`WeightedL1`: :math:`a = v`. Subclasses
+    of these (which may add constraints) are not matched.
+    """
+    if type(reg) in (LpBall, L1):
+        if reg.p == 1:
+            return PolyhedralSet(np.full(M, math.inf), np.ones(M))
+        if math.isinf(reg.p):
+            return PolyhedralSet(np.ones(M), None)
+        return None
+    if type(reg) is WeightedL1:
+        return PolyhedralSet(np.full(M, math.inf), np.asarray(reg.v, dtype=float))
+    return None
+
+
+class LPMaster:
+    """The SILP master over a polyhedral Θ, kept in one HiGHS model between solves.
+
+    Parameters
+    ----------
+    theta : PolyhedralSet
+        Θ (:func:`polyhedral_set`).
+
+    Columns are :math:`\\mu_1..\\mu_M, \\eta`; row 0 is :math:`a^\\top\\mu \\le 1` (when
+    there is one), then one row per cut in the order :meth:`add_cut` was called
+    (:meth:`drop_cut` keeps that order).
+    """
+
+    def __init__(self, theta: PolyhedralSet) -> None:
+        import highspy
+
+        self._highspy = highspy
+        self.M = theta.upper.size
+        h = highspy.Highs()
+        for option, value in (("output_flag", False), ("primal_feasibility_tolerance", 1e-10),
+                              ("dual_feasibility_tolerance", 1e-10), ("presolve", "off")):
+            h.setOptionValue(option, value)
+        inf = h.getInfinity()
+        upper = np.where(np.isinf(theta.upper), inf, theta.upper)
+        h.addVars(self.M, np.zeros(self.M), upper)
+        h.addVar(-inf, inf)  # eta
+        h.changeColCost(self.M, 1.0)
+        self._first_cut = 0
+        if theta.a is not None:
+            idx = np.arange(self.M, dtype=np.int32)
+            h.addRow(-inf, 1.0, self.M, idx, np.asarray(theta.a, dtype=float))
+            self._first_cut = 1
+        self.h, self.inf, self.n_cuts = h, inf, 0
+        self._cols = np.arange(self.M + 1, dtype=np.int32)
+
+    def add_cut(self, offset: float, s: np.ndarray) -> None:
+        """Add :math:`\\eta + \\tfrac12 s^\\top\\mu \\ge` ``offset``."""
+        values = np.append(0.5 * np.asarray(s, dtype=float), 1.0)
+        self.h.addRow(float(offset), self.inf, self.M + 1, self._cols, values)
+        self.n_cuts += 1
+
+    def drop_cut(self, index: int) -> None:
+        """Remove the ``index``-th cut (0-based, in the order of :meth:`add_cut`)."""
+        if not 0 <= index < self.n_cuts:
+            raise IndexError(f"cut {index} of {self.n_cuts}")
+        row = np.array([self._first_cut + index], dtype=np.int32)
+        self.h.deleteRows(1, row)
+        self.n_cuts -= 1
+
+    def solve(self) -> tuple[np.ndarray, float]:
+        """``(mu, eta)`` at the optimum (warm started from the last basis)."""
+        if self.n_cuts == 0:
+            raise SolverError("the cutting-plane master has no cut yet.")
+        if not self._run():
+            self.h.clearSolver()  # cold: no basis, fresh factorization
+            if not self._run():
+                status = self.h.modelStatusToString(self.h.getModelStatus())
+                raise SolverError(f"cutting-plane master on HiGHS (highspy) ended with status {status!r}.")
+        x = np.asarray(self.h.getSolution().col_value, dtype=float)
+        return x[:self.M].copy(), float(x[self.M])
+
+    def _run(self) -> bool:
+        self.h.run()
+        return self.h.getModelStatus() == self._highspy.HighsModelStatus.kOptimal
