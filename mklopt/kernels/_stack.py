@@ -12,6 +12,8 @@ scanned on all cores (:func:`map_kernels`).
 
 from __future__ import annotations
 
+import hashlib
+
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -71,10 +73,16 @@ class StackInput:
 
 
 class OwnedStack:
-    """A stack mklopt has just built (``KernelSet.from_data``): it may be changed in place."""
+    """A stack mklopt has just built (``KernelSet.from_data``): it may be changed in place.
 
-    def __init__(self, stack: np.ndarray) -> None:
+    ``psd_by_construction``: every kernel came from a kernel function that is PSD for
+    any input (:func:`~mklopt.kernels.construct.psd_by_construction`), so the PSD
+    screen is skipped; only mklopt builds such a stack (user arrays are screened).
+    """
+
+    def __init__(self, stack: np.ndarray, psd_by_construction: bool = False) -> None:
         self.stack = stack
+        self.psd_by_construction = bool(psd_by_construction)
 
 
 def as_stack(kernels: Any) -> StackInput:
@@ -162,14 +170,20 @@ class Scan:
     screened: dict = field(default_factory=dict)
 
 
-#: ``screen(K, Kv)`` -> anything: work done on a kernel while it is in cache, given
-#: the product of K with :func:`screen_start` (already computed by the visit).
-Screen = Callable[[np.ndarray, np.ndarray], Any]
+#: ``screen(K, v, Kv)`` -> anything: work done on a kernel while it is in cache, given
+#: its start vector :func:`screen_start` and their product (already computed by the visit).
+Screen = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
 
 
-def screen_start(n: int) -> np.ndarray:
-    """The fixed random start vector whose product with each kernel the visit hands to ``screen``."""
-    return np.random.default_rng(0).standard_normal(n)
+def screen_start(K: np.ndarray) -> np.ndarray:
+    """The PSD screen's random start vector for kernel ``K``, seeded by the kernel itself.
+
+    The seed is a SHA-256 hash of K's diagonal and first row: runs are
+    reproducible, and no input can be built with a negative eigenvector
+    orthogonal to its own start (a fixed start vector had that blind spot).
+    """
+    digest = hashlib.sha256(np.ascontiguousarray(K.diagonal()).tobytes() + K[0].tobytes()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little")).standard_normal(K.shape[0])
 
 
 @dataclass
@@ -181,16 +195,17 @@ class _Visit:
     screened: Any = None
 
 
-def _visit(K: np.ndarray, symmetric: bool, probes: np.ndarray, W: np.ndarray,
-           screen: Screen | None) -> _Visit:
+def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None) -> _Visit:
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
-    ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector and the sketch's
-    columns. For a symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
+    ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by
+    the kernel, :func:`screen_start`) and the sketch's columns. For a symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
     ``screen``; a kernel that is not exactly symmetric gets its maximal asymmetry
     measured (tiles of rows against columns), and is screened here only when that is
     rounding noise (it is symmetrized and screened later otherwise).
     """
+    start = screen_start(K) if screen is not None else W[:, 0]
+    probes = np.vstack([start, W.T])
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite kernels are rejected next
         product = probes @ K
         hi, lo = float(K.max()), float(K.min())
@@ -200,7 +215,7 @@ def _visit(K: np.ndarray, symmetric: bool, probes: np.ndarray, W: np.ndarray,
     exact = not symmetric or scipy.linalg.issymmetric(K)
     asymmetry = 0.0 if exact else max_asymmetry(K)
     noise = asymmetry <= NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * max(hi, -lo)
-    screened = screen(K, product[0]) if screen is not None and symmetric and noise else None
+    screened = screen(K, start, product[0]) if screen is not None and symmetric and noise else None
     return _Visit(hi, lo, asymmetry, sketch, screened)
 
 
@@ -217,8 +232,7 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     """
     M, n = stack.shape[0], stack.shape[1]
     W = sketch_vectors(n)
-    probes = np.ascontiguousarray(np.column_stack([screen_start(n), W]).T)
-    visits = map_kernels(lambda m: _visit(stack[m], symmetric, probes, W, screen), M)
+    visits = map_kernels(lambda m: _visit(stack[m], symmetric, W, screen), M)
     hi = np.array([v.hi for v in visits])
     lo = np.array([v.lo for v in visits])
     bad = [m for m in range(M) if not (np.isfinite(hi[m]) and np.isfinite(lo[m]))]

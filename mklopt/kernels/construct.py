@@ -14,7 +14,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 
-__all__ = ["kernel_stack", "KernelSpec", "spec_name"]
+__all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction"]
 
 KernelSpec = Any  # ("rbf", {"gamma": 0.1}) | "linear" | callable(X, Y) -> array
 
@@ -29,6 +29,40 @@ def spec_name(spec: KernelSpec, index: int) -> str:
     args = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                     for k, v in sorted(params.items()))
     return f"{metric}({args})" if args else str(metric)
+
+
+#: Metrics of pairwise_kernels whose Gram matrices are PSD for every input (Schoenberg,
+#: products and sums of PSD kernels): exp(-gamma d) of a conditionally negative definite d.
+_PSD_METRICS = {"linear", "rbf", "laplacian", "cosine", "chi2"}
+
+
+def psd_by_construction(spec: KernelSpec) -> bool:
+    """Whether ``spec`` gives a PSD Gram matrix for every input (up to rounding).
+
+    ``linear``, ``cosine``, ``rbf`` and ``laplacian`` (any ``gamma > 0``), ``chi2``
+    (scikit-learn requires non-negative features for it), and ``poly``/``polynomial``
+    with an integer ``degree >= 1``, ``gamma > 0`` and ``coef0 >= 0`` (a sum of
+    powers of the linear kernel with non-negative coefficients). Not: ``sigmoid``
+    (indefinite in general), ``additive_chi2`` (conditionally negative definite),
+    a polynomial with ``coef0 < 0``, or any callable (user code keeps the screen).
+    """
+    try:
+        metric, params = _parse_spec(spec)
+    except KernelError:
+        return False
+    if callable(metric) or not isinstance(metric, str):
+        return False
+    gamma = params.get("gamma")
+    positive_gamma = gamma is None or gamma == "scale" or (
+        isinstance(gamma, (int, float)) and not isinstance(gamma, bool) and gamma > 0)
+    if metric in _PSD_METRICS:
+        return positive_gamma and set(params) <= {"gamma"}
+    if metric in ("poly", "polynomial"):
+        degree, coef0 = params.get("degree", 3), params.get("coef0", 1)
+        return (positive_gamma and set(params) <= {"gamma", "degree", "coef0"}
+                and isinstance(degree, (int, np.integer)) and not isinstance(degree, bool) and degree >= 1
+                and isinstance(coef0, (int, float)) and not isinstance(coef0, bool) and coef0 >= 0)
+    return False
 
 
 def _parse_spec(spec: KernelSpec) -> tuple[Any, dict]:

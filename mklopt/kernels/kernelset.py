@@ -18,9 +18,9 @@ import numpy as np
 from ..exceptions import MKLWarning
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
-from ._psd import check_psd, clip, lanczos_screen
+from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
-from .construct import KernelSpec, kernel_stack, spec_name
+from .construct import KernelSpec, kernel_stack, psd_by_construction, spec_name
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
@@ -68,11 +68,13 @@ class KernelSet(_Normalizing, _Spectral):
     psd_tol, sym_tol : float
         Relative tolerances of the checks above.
     psd_check : {"lanczos", "full"}, default "lanczos"
-        ``"lanczos"``: a few Lanczos steps per kernel estimate its smallest
-        eigenvalue (:math:`O(n^2)`; it finds clearly indefinite kernels, and
-        any kernel it flags is checked exactly); ``"full"``: a Cholesky
-        factorization of every kernel (:math:`O(n^3)`), which also finds
-        small negative eigenvalues the estimate can miss.
+        ``"lanczos"``: the exact test (a Cholesky factorization of
+        :math:`K + \\tau_{\\text{noise}} I`) up to n = 300, where it is as cheap, and
+        above a 20-step Lanczos estimate of the smallest eigenvalue from a
+        random start seeded by the kernel (:math:`O(n^2)`; it finds clearly
+        indefinite kernels, and any kernel it flags is checked exactly);
+        ``"full"``: the Cholesky test at every n (:math:`O(n^3)`), which also
+        finds small negative eigenvalues the estimate can miss.
 
     Attributes
     ----------
@@ -85,6 +87,13 @@ class KernelSet(_Normalizing, _Spectral):
     scales : ndarray of shape (M,)
         Factors applied to the original kernels by :meth:`normalized`
         (ones for a set built directly).
+    validated_by : str
+        How positive semidefiniteness was established: ``"construction"``
+        (:meth:`from_data` with kernel functions PSD for every input — linear,
+        RBF, Laplacian, cosine, chi2, polynomials with ``coef0 >= 0``; no screen),
+        ``"cholesky"`` (the exact test: :math:`n \\le 300`, or ``psd_check="full"``),
+        ``"lanczos"`` (the screen, larger n), ``"none"`` (``psd=False``). Derived
+        sets (:meth:`normalized`, subsets) keep their parent's.
     """
 
     #: Kernels held as low-rank factors (:class:`~mklopt.kernels.factorset.FactorKernelSet`).
@@ -102,9 +111,11 @@ class KernelSet(_Normalizing, _Spectral):
         self._factors: dict[int, np.ndarray] = {}
         self._eig: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._sketch: np.ndarray | None = None
+        self.validated_by = "none"
         if isinstance(kernels, KernelSet) and _satisfies(kernels, self.psd, self.symmetric):
             stack = kernels.K  # already validated at least as strictly
             self._sketch = kernels._sketch
+            self.validated_by = kernels.validated_by if self.psd else "none"
             names = kernels.names if names is None else names
         else:
             if isinstance(kernels, KernelSet):
@@ -122,7 +133,10 @@ class KernelSet(_Normalizing, _Spectral):
         given = as_stack(kernels)
         stack = given.stack
         names = check_names(names, stack.shape[0])
-        screen = lanczos_screen if self.psd and psd_check == "lanczos" else None
+        # the scan screens large kernels while they are in cache; small ones get the exact test
+        trusted = getattr(kernels, "psd_by_construction", False)
+        screen = (lanczos_screen if self.psd and not trusted and psd_check == "lanczos"
+                  and stack.shape[1] > EXACT_MAX_N else None)
         scan = scan_stack(stack, names, self.symmetric, sym_tol, screen)
         self._sketch = scan.sketch
         # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
@@ -132,7 +146,10 @@ class KernelSet(_Normalizing, _Spectral):
             stack = stack if given.owned else stack.copy()
             given.owned = True
             symmetrize(stack, to_symmetrize)
-        if self.psd:
+        if self.psd and trusted:
+            self.validated_by = "construction"
+        elif self.psd:
+            self.validated_by = "lanczos" if screen is not None else "cholesky"
             to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check, scan.screened)
             if to_clip:
                 self._sketch = None
@@ -178,7 +195,8 @@ class KernelSet(_Normalizing, _Spectral):
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
-        kernels = cls(OwnedStack(stack), names, **kwargs)  # rounding asymmetry removed in place
+        trusted = all(psd_by_construction(spec) for spec in specs)
+        kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
             return kernels
         if normalization == "spherical":
@@ -226,6 +244,7 @@ class KernelSet(_Normalizing, _Spectral):
         new.M, new.n = stack.shape[0], stack.shape[1]
         new.names = list(names)
         new.psd, new.symmetric = self.psd, self.symmetric
+        new.validated_by = self.validated_by
         new.clipped = dict(self.clipped)
         new.K = _read_only(np.ascontiguousarray(stack, dtype=float))
         new.scales = self.scales.copy()
