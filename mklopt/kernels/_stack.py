@@ -12,6 +12,7 @@ scanned on all cores (:func:`map_kernels`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import os
@@ -47,16 +48,26 @@ def sketch_vectors(n: int) -> np.ndarray:
     return np.random.default_rng(20261123).standard_normal((n, SKETCH_COLUMNS))
 
 
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """threadpoolctl's view of the loaded BLAS libraries, found once per process.
+
+    Finding them scans ``/proc/self/maps`` (about 7 ms here), which
+    ``threadpool_limits`` repeats at every call.
+    """
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def map_kernels(work: Callable[[int], Any], M: int) -> list:
     """``[work(m) for m in range(M)]`` on all cores, BLAS single-threaded inside each call.
 
     Each call reads one kernel (in cache) with NumPy/BLAS, which release the
     GIL; one thread per core beats threaded BLAS on these small products.
     """
-    from threadpoolctl import threadpool_limits
-
     workers = min(M, os.cpu_count() or 1)
-    with threadpool_limits(1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         if workers <= 1:
             return [work(m) for m in range(M)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
