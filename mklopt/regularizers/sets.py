@@ -14,7 +14,8 @@ from ..exceptions import InvalidInputError, MKLError
 from .base import Regularizer
 from .norms import conjugate_exponent
 
-__all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "BlockNorm", "VKRPenalty"]
+__all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "Penalty", "BlockNorm",
+           "VKRPenalty"]
 
 
 class WeightedL1(Regularizer):
@@ -217,7 +218,33 @@ class Fixed(Regularizer):
         return not np.any(self.weights)
 
 
-class BlockNorm(Regularizer):
+class Penalty(Regularizer):
+    """Base of the penalties that are not weight sets (only non-negativity constrains mu).
+
+    They name the problem a result solved so that its certificate can be
+    recomputed; the weights they report need only be non-negative.
+    """
+
+    def set_constraints(self, mu):
+        return []
+
+    def violation(self, mu):
+        return float(np.max(-np.asarray(mu, float), initial=0.0))
+
+    def into_set(self, mu, tol=1e-12):
+        return np.clip(np.asarray(mu, dtype=float), 0, None)
+
+    def project(self, mu):
+        return self.into_set(mu)
+
+    def check(self, M: int) -> None:
+        """A penalty, not a set: nothing to check."""
+
+    def contains_zero(self, M: int) -> bool:
+        return True
+
+
+class BlockNorm(Penalty):
     """Block-norm penalty :math:`\\tfrac12\\|w\\|_{2,b}^2` (thesis convention), any :math:`b\\ge1`.
 
     Not a weight set: it supplies the certificate of ``lp_block_primal``.
@@ -236,9 +263,6 @@ class BlockNorm(Regularizer):
         self.b = float(b)
         self.name = f"block(b={self.b:g})"
 
-    def set_constraints(self, mu):
-        return []
-
     def primal_penalty(self, mu, s):
         norms = np.asarray(mu) * np.sqrt(np.clip(s, 0, None))
         return 0.5 * float(np.linalg.norm(norms, ord=self.b)) ** 2
@@ -247,26 +271,11 @@ class BlockNorm(Regularizer):
         q = conjugate_exponent(self.b)
         return 0.5 * float(np.linalg.norm(np.sqrt(np.clip(s, 0, None)), ord=q)) ** 2
 
-    def violation(self, mu):
-        return float(np.max(-np.asarray(mu, float), initial=0.0))
-
-    def into_set(self, mu, tol=1e-12):
-        return np.clip(np.asarray(mu, dtype=float), 0, None)
-
-    def project(self, mu):
-        return self.into_set(mu)
-
-    def check(self, M: int) -> None:
-        """A penalty, not a set: nothing to check."""
-
-    def contains_zero(self, M: int) -> bool:
-        return True
-
     def __repr__(self) -> str:
         return f"BlockNorm(b={self.b:g})"
 
 
-class VKRPenalty(Regularizer):
+class VKRPenalty(Penalty):
     """The per-kernel ℓ1 weights :math:`\\Lambda_k = \\lambda r_k + \\beta` of the VKR LP.
 
     Not a weight set: like :class:`BlockNorm` it names the problem a result
@@ -280,24 +289,6 @@ class VKRPenalty(Regularizer):
             raise InvalidInputError("VKR penalties Lambda_k must be finite and nonnegative.")
         self.Lam = Lam
         self.name = "vkr"
-
-    def set_constraints(self, mu):
-        return []
-
-    def violation(self, mu):
-        return float(np.max(-np.asarray(mu, float), initial=0.0))
-
-    def into_set(self, mu, tol=1e-12):
-        return np.clip(np.asarray(mu, dtype=float), 0, None)
-
-    def project(self, mu):
-        return self.into_set(mu)
-
-    def check(self, M: int) -> None:
-        """A penalty, not a set: nothing to check."""
-
-    def contains_zero(self, M: int) -> bool:
-        return True
 
     def __repr__(self) -> str:
         return f"VKRPenalty(Lam={np.array2string(self.Lam, precision=4)})"
