@@ -10,6 +10,7 @@ import numpy as np
 
 from .bounds import GAP_FLOOR, Certificate, objective_scale, ranked_gap, relative_gap
 from .recertify import result_loss
+from .regularizers import spec_of
 from .exceptions import InvalidInputError
 from .result_io import jsonable, load_result, save_result
 
@@ -151,7 +152,7 @@ class MKLResult:
         out = {}
         for key, value in asdict(self).items():
             if key == "regularizer":
-                value = None if value is None else (value.to_spec() or repr(value))
+                value = None if value is None else (spec_of(value) or repr(value))
             out[key] = jsonable(value)
         return out
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import InvalidInputError
-from .regularizers import from_spec
+from .regularizers import from_spec, spec_of
 
 __all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write", "jsonable"]
 
@@ -107,7 +107,7 @@ def jsonable(value):
 
 def _meta(result) -> dict:
     reg = result.regularizer
-    spec = reg.to_spec() if reg is not None else None
+    spec = spec_of(reg) if reg is not None else None
     return jsonable({
         "format": FORMAT, "bias": None if np.ndim(result.bias) else float(result.bias),
         "loss_params": result.loss_params, "primal": result.primal,

@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import ArpackNoConvergence
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh  # eigsh: tests replace it to see the branch
 
 from ..exceptions import InvalidInputError, RankError
 
 __all__ = ["check_theta", "tail_sum", "top_eigenvalues", "eigh"]
-
-
-def _eigsh():
-    """``scipy.sparse.linalg.eigsh`` looked up on :mod:`mklopt.kernels` at call time.
-
-    Tests replace ``mklopt.kernels.eigsh`` to see which branch ran.
-    """
-    from . import eigsh
-    return eigsh
 
 
 def check_theta(theta, n: int) -> int:
@@ -101,7 +92,7 @@ def top_eigenvalues(K: np.ndarray, k: int, vectors: bool = False):
     if n >= 200 and k <= n // 16:
         try:
             v0 = np.random.default_rng(0).standard_normal(n)
-            vals, vecs = _eigsh()(K, k=k, which="LA", tol=0.0, v0=v0)
+            vals, vecs = eigsh(K, k=k, which="LA", tol=0.0, v0=v0)
         except ArpackNoConvergence:
             vals, vecs = _top_eigh(K, k)
     else:

@@ -219,12 +219,7 @@ class Regularizer:
         """:math:`\\tfrac12\\sigma_\\Theta(s)`."""
         return 0.5 * self.support(s)
 
-    # -- persistence -------------------------------------------------------
-    def to_spec(self) -> dict | None:
-        """A JSON-able description ``{"name": ..., "params": {...}}`` (None when not registered)."""
-        from .spec import spec_of
-        return spec_of(self)
-
+    # -- persistence: mklopt.regularizers.spec_of(reg) (the registry imports the sets) --
     def _cached(self, key: str, M: int, build: Callable):
         # One CVXPY problem per thread: a shared Variable's value is mutable state.
         cache = self.__dict__.setdefault("_problem_cache", {})
