@@ -117,7 +117,8 @@ def run_fit(data, classes, settings: FitSettings, previous=None):
 
     driver, max_iter = settings.driver, settings.max_iter
     if max_iter is None:
-        max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 else 1000
+        max_iter = 5000 if driver == "wrapper" and getattr(data.regularizer, "p", None) == 1 \
+            else getattr(DRIVERS[driver], "default_max_iter", 1000)
     try:
         loop = DRIVERS[driver](data, inner=settings.inner, tol=settings.tol, backend=settings.backend,
                                **settings.params)

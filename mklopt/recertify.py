@@ -76,8 +76,8 @@ def _recertify_vkr(kernels, y, result, C, p) -> Certificate:
 def block_norm_point(kernels: KernelSet, coef: np.ndarray, b: float, weights: np.ndarray) -> PrimalPoint:
     """The block-norm primal point of per-kernel coefficients :math:`\\beta` (shape (M, n)).
 
-    .. math:: w_m = L_m^\\top\\beta_m,\quad \\|w_m\\|^2 = \\beta_m^\\top K_m\\beta_m,\quad
-              f = \\sum_m K_m\\beta_m,\quad R(w) = \\tfrac12\\big\\|(\\|w_m\\|)_m\\big\\|_b^2,
+    .. math:: w_m = L_m^\\top\\beta_m,\\quad \\|w_m\\|^2 = \\beta_m^\\top K_m\\beta_m,\\quad
+              f = \\sum_m K_m\\beta_m,\\quad R(w) = \\tfrac12\\big\\|(\\|w_m\\|)_m\\big\\|_b^2,
 
     which is how ``lp_block_primal`` (b > 2) certifies its answer, so a saved
     result is re-certified in the form it was solved in.

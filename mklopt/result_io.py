@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .exceptions import InvalidInputError
+from .kernels.lazy import subset_sketch
 from .regularizers import from_spec, spec_of
 
 __all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write", "jsonable"]
@@ -26,20 +27,22 @@ __all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprin
 FORMAT = "mklopt-result-1"
 
 
-def kernel_fingerprint(kernels, y_pm: np.ndarray) -> dict:
+def kernel_fingerprint(kernels, y_pm: np.ndarray, kind: str | None = None) -> dict:
     """A sketch of the kernels and labels: :meth:`KernelSet.sketch` and a hash of the labels.
 
     The sketch :math:`W^\\top K_m W` (fixed random :math:`W`, 3 columns) is
     taken while validation reads each kernel; any material change of a
     kernel changes it with probability one.
     """
-    sketch = kernels.sketch()
+    kind = kind or getattr(kernels, "sketch_kind", "full")
+    sketch = subset_sketch(kernels) if kind == "subset" else kernels.sketch()
     y_pm = np.asarray(y_pm, dtype=float)
     binary = y_pm.ndim == 1 and np.all(np.abs(y_pm) == 1)  # the hinge's +-1 labels (as always)
     data = (y_pm > 0).astype(np.uint8) if binary else np.ascontiguousarray(y_pm)
     labels = hashlib.sha256(data.tobytes() + (b"" if binary else str(y_pm.shape).encode())).hexdigest()
     return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
-            "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names)}
+            "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names),
+            **({"sketch_kind": kind} if kind != "full" else {})}
 
 
 def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str = "the result") -> None:
@@ -50,7 +53,7 @@ def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str 
         raise InvalidInputError(
             f"{where} was computed on {saved['M']} kernels over {saved['n']} points, but these "
             f"kernels are {kernels.M} over {kernels.n}; certify it against its own kernels.")
-    now = kernel_fingerprint(kernels, y_pm)
+    now = kernel_fingerprint(kernels, y_pm, saved.get("sketch_kind", "full"))
     if now["labels"] != saved["labels"]:
         raise InvalidInputError(f"{where} was computed with other labels y than these.")
     old, new = np.asarray(saved["sketch"]), np.asarray(now["sketch"])

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from .base import Driver, Step, run
+from .chunking import Chunking
 from .cutting_plane import CuttingPlane
 from .dca import DCA
 from .simplemkl import SimpleMKL
@@ -16,6 +17,7 @@ from .vkr_cd import VKRCoordinateDescent
 DRIVERS: dict[str, type] = {"wrapper": Wrapper, "cutting_plane": CuttingPlane, "dca": DCA}
 DRIVERS["vkr_cd"] = VKRCoordinateDescent
 DRIVERS["simplemkl"] = SimpleMKL
+DRIVERS["chunking"] = Chunking
 
 
 def register(name: str, cls: type) -> None:

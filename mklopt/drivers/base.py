@@ -124,6 +124,10 @@ class Driver:
     def finish(self, result: MKLResult) -> None:
         """Hook to annotate the result (messages, driver-specific info)."""
 
+    def confirm(self, cert: Certificate) -> Certificate:
+        """The answer's final certificate (drivers that certify from running state recompute it)."""
+        return cert
+
 
 def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None = None,
         callback: Callable[[dict], object] | None = None, progress: bool = False) -> MKLResult:
@@ -139,7 +143,8 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
     ``callback(record)`` is called after each iteration; returning ``False``
     stops the loop (status ``"callback"``). A driver whose inner solver cannot
     be made more precise while the weights no longer move stops with status
-    ``"stalled"``. The time limit is checked after every iteration, so it is
+    ``"stalled"``. Ctrl-C after the first iteration returns the best pair so far
+    with status ``"interrupted"``. The time limit is checked after every iteration, so it is
     honoured to within one inner solve.
     """
     start = time.perf_counter()
@@ -179,6 +184,10 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
                 status = "time_limit"
                 break
             weights = step.next_weights
+    except KeyboardInterrupt:
+        if best is None:
+            raise
+        status = "interrupted"
     finally:
         if bar is not None:
             bar.close()
@@ -199,7 +208,9 @@ def _record(iteration: int, upper: float, lower: float, best: Certificate, cert:
 def _result(driver: Driver, best: Certificate, history: list, status: str, upper: float,
             lower: float, elapsed: float) -> MKLResult:
     data = driver.data
-    if not best.consistent() and status in ("converged", "max_iter", "time_limit", "stalled"):
+    best = driver.confirm(best)
+    if not best.consistent() and status in ("converged", "max_iter", "time_limit", "stalled",
+                                            "interrupted"):
         status = "uncertified"
     message = f"stopped: {status}"
     if best.message.startswith("uncertified"):

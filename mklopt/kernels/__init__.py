@@ -5,6 +5,8 @@
   tail sums, alignment, normalizations).
 * :mod:`~mklopt.kernels.factorset` — :class:`FactorKernelSet`, kernels as
   low-rank factors :math:`G_mG_m^\\top` (:mod:`~mklopt.kernels.approximate`: Nyström, RFF).
+* :mod:`~mklopt.kernels.lazy` — :class:`LazyKernelSet`, kernels computed on the fly
+  from data, column by column (:mod:`~mklopt.kernels.columns`: compiled column oracles).
 * :mod:`~mklopt.kernels.construct` — :func:`kernel_stack` from features and specs.
 * :mod:`~mklopt.kernels.spectra` — :func:`top_eigenvalues`, :func:`tail_sum`.
 * :mod:`~mklopt.kernels.products` — :func:`quadratic_terms`, the per-iteration pass.
@@ -22,11 +24,12 @@ from ._psd import PSD_CHECKS
 from .construct import KernelSpec, kernel_stack, spec_name
 from .factorset import FactorKernelSet, TestFactors
 from .kernelset import KernelSet
+from .lazy import LazyKernelSet
 from .products import quadratic_terms
 from .spectra import eigh as _eigh
 from .spectra import tail_sum, top_eigenvalues
 
 _spec_name = spec_name  # former private name
 
-__all__ = ["KernelSet", "FactorKernelSet", "TestFactors", "kernel_stack", "tail_sum", "top_eigenvalues", "quadratic_terms",
+__all__ = ["KernelSet", "FactorKernelSet", "LazyKernelSet", "TestFactors", "kernel_stack", "tail_sum", "top_eigenvalues", "quadratic_terms",
            "NORMALIZATIONS", "PSD_CHECKS", "KernelSpec", "eigsh"]

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._stack import check_names, sketch_vectors
-from .kernelset import KernelSet
+from .kernelset import VARIANTS, KernelSet
 from .spectra import check_theta
 from .out_of_sample import FeatureMap, TestFactors, as_factors
 
@@ -249,3 +249,6 @@ class FactorKernelSet(KernelSet):
     def feature_map(self) -> FeatureMap:
         """The :class:`FeatureMap` of this set: raw test features (or test factors) to :math:`G_m(x)`."""
         return FeatureMap(self.approximators, self.scales, self.ranks, self._train_diag is not None)
+
+
+VARIANTS["factors"] = FactorKernelSet

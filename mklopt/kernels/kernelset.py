@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import MKLWarning
+from ..exceptions import KernelError, MKLWarning
+from .approximate import approximate_factors
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
@@ -24,6 +25,11 @@ from .construct import KernelSpec, kernel_stack, psd_by_construction, spec_name
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
+
+
+#: The other representations, registered by their own modules (``factorset``: "factors",
+#: ``lazy``: "lazy") so that this module never imports them: name -> class.
+VARIANTS: dict[str, type] = {}
 
 
 def _read_only(stack: np.ndarray) -> np.ndarray:
@@ -168,7 +174,7 @@ class KernelSet(_Normalizing, _Spectral):
                   names: Sequence[str] | None = None, *, rank: int | None = None,
                   approximation: str = "nystroem", random_state: int = 0,
                   normalization: str | None = None, theta: int | None = None,
-                  **kwargs) -> "KernelSet":
+                  lazy: bool = False, **kwargs) -> "KernelSet":
         """Build kernels from features with scikit-learn's pairwise kernels.
 
         See :func:`kernel_stack` for the accepted ``specs``. For prediction,
@@ -185,13 +191,20 @@ class KernelSet(_Normalizing, _Spectral):
         ``normalization`` (``"trace"``, ``"multiplicative"``, ``"tail_sum"``
         with ``theta``) gives the same set as ``.normalized(normalization)``
         but divides the freshly built stack in place (no second stack).
-        """
-        if rank is not None:
-            from .approximate import approximate_factors
-            from .factorset import FactorKernelSet
 
+        With ``lazy=True`` nothing is computed now: a
+        :class:`~mklopt.kernels.lazy.LazyKernelSet` keeps X and the specs and
+        evaluates kernel columns when a solver asks (``driver="chunking"``);
+        ``normalization`` may then be None, ``"trace"`` or ``"spherical"``.
+        """
+        if lazy:
+            if rank is not None or kwargs:
+                raise KernelError("lazy=True takes neither rank= nor validation options: kernels "
+                                  "on the fly are exact and PSD by construction.")
+            return VARIANTS["lazy"](X, specs, names, normalization=normalization)
+        if rank is not None:
             factors, fitted, auto = approximate_factors(X, specs, rank, approximation, random_state)
-            return FactorKernelSet(factors, auto if names is None else names, approximators=fitted)
+            return VARIANTS["factors"](factors, auto if names is None else names, approximators=fitted)
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
@@ -217,9 +230,7 @@ class KernelSet(_Normalizing, _Spectral):
         Returns a :class:`~mklopt.kernels.factorset.FactorKernelSet` (wrapper,
         cutting plane, certificates and the exact formulations accept it).
         """
-        from .factorset import FactorKernelSet
-
-        return FactorKernelSet(factors, names)
+        return VARIANTS["factors"](factors, names)
 
     # ---------------------------------------------------------------- access
     def __len__(self) -> int:

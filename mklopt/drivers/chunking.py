@@ -1,0 +1,261 @@
+"""Interleaved optimization: θ-steps inside the SVM's decomposition solver (thesis Alg. 3.2, D.1).
+
+The state is :math:`\\alpha`, the weights μ and one gradient per kernel
+:math:`g_m = K_m(y\\circ\\alpha)` (M × n floats: no n × n matrix is formed). Each
+iteration is
+
+1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt.drivers._smo`, compiled),
+   after which the per-kernel gradients are updated from the touched indices only;
+2. the certificate from the gradients alone: :math:`s_m = (y\\circ\\alpha)^\\top g_m`,
+   :math:`f = \\sum_m\\mu_m g_m`, the exact bias (DESIGN §6). When it reaches
+   ``tol``, the pair is re-certified from the kernels themselves (α projected,
+   gradients recomputed exactly) and the loop stops only if that certifies;
+3. a θ-step: for :math:`\\|\\mu\\|_p\\le1`, :math:`1<p<\\infty`, the analytic update
+   :math:`\\mu_m\\propto(\\mu_m^2 s_m)^{1/(p+1)}` (thesis Prop. 3.1); for a polyhedral Θ
+   (ℓ1, box, weighted simplex) the cutting-plane master on the cuts collected
+   so far (App. D: the analytic step has no convergence guarantee at p = 1),
+   whose value is a lower bound; for any other Θ the regularizer's own
+   :meth:`~mklopt.regularizers.Regularizer.argmin_weights`.
+
+SMO's own tolerance ``eps`` on :math:`\\max_{up}F - \\min_{low}F` starts at
+``min(1e-3, tol)`` and is divided by 10 whenever SMO is optimal at the current
+weights but the SVM's duality gap there is still above a tenth of the target.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..certificates import _AlphaTerms, _alpha_terms, _evaluate
+from ..exceptions import InvalidInputError
+from ..formulations import MKLData
+from ..kernels.columns import LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of, reset_cache
+from ..kernels.rbf_table import NO_KERNEL_TABLE, NO_TABLE, fill_table, kernel_table, rbf_table
+from ..regularizers import LpBall
+from ..result import Certificate
+from ._smo import smo_chunk
+from .base import Driver, Step
+from .lp_master import LPMaster, polyhedral_set
+
+__all__ = ["Chunking"]
+
+_MIN_EPS = 1e-12
+
+
+class Chunking(Driver):
+    """Interleaved α- and θ-steps on kernel columns (dense, factors or computed on the fly).
+
+    Parameters
+    ----------
+    data : MKLData
+        Hinge loss; the kernels a :class:`~mklopt.kernels.KernelSet`,
+        :class:`~mklopt.kernels.factorset.FactorKernelSet` or
+        :class:`~mklopt.kernels.lazy.LazyKernelSet`.
+    tol : float
+        Target certified relative gap.
+    Q : int, optional
+        SMO pair updates between θ-steps (at least 2; default ``max(50, n // 4)``).
+    cache_mb : float
+        Memory for cached kernel columns, in MB (default 256): columns of
+        :math:`K_\\mu` while the weights are fixed and, for kernels on the fly, the
+        inner products :math:`X x_i` across θ-steps.
+    init_weights, init_alpha : array, optional
+        Warm start (e.g. from an earlier fit on the same kernels).
+    max_cuts : int
+        Cuts kept by the ℓ1/polyhedral master (the most slack one is dropped beyond).
+    """
+
+    name = "chunking"
+    losses = ("hinge",)
+    default_max_iter = 100_000
+
+    def __init__(self, data: MKLData, *, tol: float = 1e-4, Q: int | None = None,
+                 cache_mb: float = 256.0, init_weights=None, init_alpha=None, max_cuts: int = 500,
+                 inner=None, backend=None) -> None:
+        super().__init__(data)
+        n, M = data.n, data.M
+        self.tol = tol
+        self.Q = _check_Q(Q, n)
+        self.oracle = oracle_of(data.kernels)
+        self.dots, self.cache = _caches(data.kernels, cache_mb, self.oracle[0] == LAZY)
+        self.table = _table(self.oracle)
+        self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
+            self.table, self.oracle[8][:, 0], self.oracle[10])
+        self.diag = kernel_diagonals(data.kernels)
+        self.y = np.asarray(data.y, dtype=float)
+        self.alpha, self.G = np.zeros(n), np.zeros((M, n))
+        self.ghat, self.dmu = np.zeros(n), np.zeros(n)
+        self.delta, self.touched = np.zeros(n), np.zeros(n, dtype=np.bool_)
+        self.count = np.zeros(n + 1, dtype=np.int64)
+        self.eps = min(1e-3, tol)
+        self.init_weights = init_weights
+        self.max_cuts = int(max_cuts)
+        self.master = _master(data)
+        self.cuts: list[tuple[float, np.ndarray]] = []
+        self.pairs = 0
+        self._exact: Certificate | None = None
+        if init_alpha is not None:
+            self._set_alpha(data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C))
+
+    # ------------------------------------------------------------- state
+    def _set_alpha(self, alpha: np.ndarray) -> None:
+        """Replace α and recompute every per-kernel gradient exactly from its non-zero entries."""
+        self.alpha[:] = alpha
+        coef = self.y * alpha
+        support = np.flatnonzero(coef).astype(np.int64)
+        self.G[:] = 0.0
+        add_columns(self.oracle, self.dots, support, coef[support], self.G, NO_KERNEL_TABLE)
+
+    def _flush(self) -> None:
+        """Bring the per-kernel gradients up to date with the chunk's changes of y∘α."""
+        k = int(self.count[0])
+        index = self.count[1:k + 1].copy()
+        add_columns(self.oracle, self.dots, index, self.delta[index], self.G, self.ktable)
+        self.delta[index] = 0.0
+        self.touched[index] = False
+        self.count[0] = 0
+
+    def start(self) -> np.ndarray:
+        reg = self.data.regularizer
+        if self.init_weights is not None:
+            return reg.into_set(self.init_weights)
+        return reg.argmin_weights(np.ones(self.data.M))
+
+    # -------------------------------------------------------------- step
+    def step(self, weights: np.ndarray) -> Step:
+        d = self.data
+        mu = np.asarray(weights, dtype=float)
+        np.dot(mu, self.G, out=self.ghat)
+        np.dot(mu, self.diag, out=self.dmu)
+        reset_cache(self.cache)
+        if self.table[0].shape[0]:
+            fill_table(self.oracle, mu, self.table)
+        pairs, violation = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, self.y, float(d.C),
+                                     self.alpha, self.ghat, self.dmu, self.delta, self.touched,
+                                     self.count, self.Q, self.eps)
+        self.pairs += int(pairs)
+        self._flush()
+        cert = self._gradient_certificate(mu)
+        if violation <= self.eps and self._svm_gap(cert) > 0.1 * self.tol * _scale(cert):
+            self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
+        if 0.0 <= cert.rel_gap <= self.tol:
+            cert = self._exact_certificate(mu)
+        next_weights, lower = self._theta_step(mu, cert)
+        return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
+
+    def _gradient_certificate(self, mu: np.ndarray) -> Certificate:
+        d = self.data
+        coef = self.y * self.alpha
+        s = self.G @ coef
+        gain = float(self.alpha.sum())
+        terms = _AlphaTerms(self.alpha.copy(), coef, s, self.G, gain,
+                            gain - d.regularizer.dual_penalty(s), d.kernels)
+        return _evaluate(terms, self.y, mu, d.C, d.regularizer, loss=d.loss)
+
+    def _exact_certificate(self, mu: np.ndarray) -> Certificate:
+        """The certificate from the kernels themselves; the state continues from it."""
+        d = self.data
+        terms = _alpha_terms(d.kernels, self.y, self.alpha, d.C, d.regularizer, d.loss)
+        self.alpha[:] = terms.alpha
+        self.G[:] = terms.Kc
+        self._exact = _evaluate(terms, self.y, d.regularizer.into_set(mu), d.C, d.regularizer, loss=d.loss)
+        return self._exact
+
+    def confirm(self, cert: Certificate) -> Certificate:
+        """Re-certify the answer from the kernels (the loop's certificates came from gradients)."""
+        if cert is self._exact:
+            return cert
+        d = self.data
+        terms = _alpha_terms(d.kernels, self.y, cert.alpha, d.C, d.regularizer, d.loss)
+        return _evaluate(terms, self.y, d.regularizer.into_set(cert.weights), d.C, d.regularizer,
+                         loss=d.loss)
+
+    @staticmethod
+    def _svm_gap(cert: Certificate) -> float:
+        """The SVM's own duality gap at the certificate's weights."""
+        return cert.primal - (cert.gain - 0.5 * float(cert.weights @ cert.s))
+
+    def _theta_step(self, mu: np.ndarray, cert: Certificate) -> tuple[np.ndarray, float]:
+        s, reg = cert.s, self.data.regularizer
+        if not np.any(s > 0):  # alpha = 0: nothing to weigh yet
+            return mu, -math.inf
+        if self.master is None:
+            return reg.argmin_weights(mu**2 * s), -math.inf
+        self.cuts.append((cert.gain, s.copy()))
+        self.master.add_cut(cert.gain, s)
+        if len(self.cuts) > self.max_cuts:
+            slack = [self._slack(cut, mu) for cut in self.cuts]
+            drop = int(np.argmax(slack))
+            self.master.drop_cut(drop)
+            del self.cuts[drop]
+        weights, eta = self.master.solve()
+        return reg.into_set(weights), eta
+
+    @staticmethod
+    def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
+        offset, s = cut
+        return 0.5 * float(s @ mu) - offset
+
+    def _extra(self, pairs: int, violation: float) -> dict:
+        counters = self.cache[4]
+        extra = {"pairs": int(pairs), "smo_violation": float(violation), "smo_eps": self.eps,
+                 "cache_hits": int(counters[1]), "cache_misses": int(counters[2])}
+        if self.dots[0].shape[0]:
+            extra["dot_cache_hits"], extra["dot_cache_misses"] = int(self.dots[4][1]), int(self.dots[4][2])
+        return extra
+
+    def warm_start(self, previous: Driver, result) -> None:
+        self.init_weights = np.asarray(result.weights, dtype=float)
+        if isinstance(previous, Chunking) and previous.data.n == self.data.n:
+            alpha = np.clip(result.alpha, 0.0, self.data.C)
+            self._set_alpha(self.data.loss.project(alpha, self.y, self.data.C))
+
+    def finish(self, result) -> None:
+        result.info["smo_pairs"] = self.pairs
+        result.info["Q"] = self.Q
+
+
+def _scale(cert: Certificate) -> float:
+    return max(abs(cert.primal), abs(cert.dual), 1e-300)
+
+
+def _check_Q(Q, n: int) -> int:
+    if Q is None:
+        return max(50, n // 4)
+    if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 2:
+        raise InvalidInputError(f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
+    return int(Q)
+
+
+def _caches(kernels, cache_mb, lazy: bool) -> tuple[tuple, tuple]:
+    """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes."""
+    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
+            or not math.isfinite(cache_mb) or cache_mb <= 0:
+        raise InvalidInputError(f"cache_mb must be a positive number of megabytes, got {cache_mb!r}.")
+    column_bytes = 8 * kernels.n
+    slots = int(cache_mb * 2**20 // column_bytes)
+    needed = 3 if lazy else 2
+    if slots < needed:
+        raise InvalidInputError(
+            f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
+            f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
+    dot_slots = slots // 2 if lazy else 0
+    return new_cache(kernels.n, dot_slots), new_cache(kernels.n, slots - dot_slots)
+
+
+def _table(oracle: tuple) -> tuple:
+    """The RBF table of kernels on the fly (:mod:`mklopt.kernels.rbf_table`); empty otherwise."""
+    if oracle[0] != LAZY:
+        return NO_TABLE
+    kinds, params, rowscale = oracle[7], oracle[8], oracle[9]
+    return rbf_table(oracle[6], params[:, 0], (kinds == RBF) & np.all(rowscale == 1.0, axis=1))
+
+
+def _master(data: MKLData) -> LPMaster | None:
+    reg = data.regularizer
+    if isinstance(reg, LpBall) and 1 < reg.p < math.inf and type(reg) is LpBall:
+        return None  # the analytic step
+    theta = polyhedral_set(reg, data.M)
+    return None if theta is None else LPMaster(theta)

@@ -1,0 +1,272 @@
+"""Kernel columns without the (M, n, n) stack: compiled column oracles and their LRU caches.
+
+One *oracle* describes M kernels over n points in one of three ways, as a
+tuple of arrays numba can take (unused slots hold empty arrays):
+
+* ``DENSE``: the validated stack; column :math:`i` of :math:`K_m` is row
+  :math:`i` (the kernels are symmetric).
+* ``FACTORS``: :math:`K_m = G_m G_m^\\top`, the factors side by side in one
+  (n, R) matrix with block offsets; :math:`K_\\mu[:, i] = G\\,(w\\circ G[i])`, w the
+  weights repeated over each block.
+* ``LAZY``: data X (n, d) and kernel specs (linear, RBF, polynomial). One
+  product :math:`X x_i` (cached) serves every kernel; each kernel maps it
+  elementwise, :math:`K_m(t, i) = c_m\\, r_{m,t} r_{m,i}\\, \\kappa_m(\\langle x_t,
+  x_i\\rangle, \\|x_t\\|^2, \\|x_i\\|^2)` with a scalar normalization :math:`c_m` (trace)
+  and row scales :math:`r_m` (spherical normalization).
+
+A cache is a tuple ``(slots (S, n), slot_of (n,), owner (S,), last_use (S,),
+counters (3,))`` with counters = (clock, hits, misses); :func:`cached_slot`
+returns the slot holding a column, evicting the least recently used one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._fastexp import exp_nonpositive as _exp
+from .rbf_table import NO_KERNEL_TABLE, accumulate_tabulated, table_column
+
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
+           "reset_cache", "combined_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle", "kernel_diagonals"]
+
+DENSE, FACTORS, LAZY = 0, 1, 2
+LINEAR, RBF, POLY = 0, 1, 2
+
+
+def new_cache(n: int, slots: int) -> tuple:
+    """An empty LRU cache of ``slots`` columns of length ``n``."""
+    return (np.empty((max(int(slots), 0), n)), np.full(n, -1, dtype=np.int64),
+            np.full(max(int(slots), 0), -1, dtype=np.int64), np.zeros(max(int(slots), 0), dtype=np.int64),
+            np.zeros(3, dtype=np.int64))
+
+
+@njit(cache=True)
+def reset_cache(cache) -> None:
+    """Forget every column (the weights changed); the hit/miss counters stay."""
+    _, slot_of, owner, last, _ = cache
+    for s in range(owner.shape[0]):
+        if owner[s] >= 0:
+            slot_of[owner[s]] = -1
+            owner[s] = -1
+        last[s] = 0
+
+
+@njit(cache=True)
+def cached_slot(cache, i):
+    """``(slot, hit)``: the slot of column ``i``; on a miss the least recently used slot, now owned by ``i``."""
+    _, slot_of, owner, last, counters = cache
+    counters[0] += 1
+    s = slot_of[i]
+    if s >= 0:
+        last[s] = counters[0]
+        counters[1] += 1
+        return s, True
+    s = 0
+    for k in range(1, owner.shape[0]):
+        if last[k] < last[s]:
+            s = k
+    if owner[s] >= 0:
+        slot_of[owner[s]] = -1
+    owner[s] = i
+    slot_of[i] = s
+    last[s] = counters[0]
+    counters[2] += 1
+    return s, False
+
+
+@njit(cache=True)
+def _dot_column(oracle, dots, i):
+    """:math:`X x_i` from the cache of inner-product columns (LAZY)."""
+    X = oracle[5]
+    s, hit = cached_slot(dots, i)
+    column = dots[0][s]
+    if not hit:
+        column[:] = X @ X[i]
+    return column
+
+
+#: Kernel entries per column above which it is split over the cores (a parallel launch
+#: costs ~0.5 ms here: worth it from ~10^6 entries).
+_PARALLEL_WORK = 1_000_000
+_FAST = {"nnan", "ninf", "nsz", "contract"}  # no reassociation: the reduction above stays exact
+
+
+@njit(cache=True, fastmath=_FAST)
+def _accumulate(oracle, m, i, dot, weight, out, start, stop):
+    """``out[t] += weight * K_m[t, i]`` for t in [start, stop), from the inner products ``dot`` (LAZY)."""
+    sqn, kinds, params, rowscale, scale = oracle[6], oracle[7], oracle[8], oracle[9], oracle[10]
+    gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
+    factor = weight * scale[m] * rowscale[m, i]
+    row, norm_i = rowscale[m], sqn[i]
+    if kinds[m] == LINEAR:
+        for t in range(start, stop):
+            out[t] += factor * row[t] * dot[t]
+    elif kinds[m] == RBF:
+        for t in range(start, stop):
+            out[t] += factor * row[t] * _exp(-gamma * max(sqn[t] + norm_i - 2.0 * dot[t], 0.0))
+        if start <= i < stop:  # exactly 1 on the diagonal, as scikit-learn's
+            out[i] += factor * row[i] * (1.0 - _exp(-gamma * max(2.0 * norm_i - 2.0 * dot[i], 0.0)))
+    else:
+        for t in range(start, stop):
+            out[t] += factor * row[t] * (gamma * dot[t] + coef0) ** degree
+
+
+@njit(cache=True)
+def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
+    """``out (+)= weight * K_m[:, i]`` (LAZY)."""
+    if not accumulate:
+        out[:] = 0.0
+    _accumulate(oracle, m, i, dot, weight, out, 0, dot.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def _combined_lazy(oracle, mu, i, dot, out):
+    """``out += K_mu[:, i]`` on the fly, the points in blocks of 4096 over the cores."""
+    size = 4096
+    for part in prange((dot.shape[0] + size - 1) // size):
+        start, stop = part * size, min((part + 1) * size, dot.shape[0])
+        for m in range(mu.shape[0]):
+            if mu[m] != 0.0:
+                _accumulate(oracle, m, i, dot, mu[m], out, start, stop)
+
+
+@njit(cache=True)
+def combined_column(oracle, dots, table, mu, i, out):
+    """``out = K_mu[:, i]`` from the kernels with non-zero weight.
+
+    On the fly, the RBF kernels in ``table`` (:mod:`~mklopt.kernels.rbf_table`, filled
+    for ``mu``) come from the table: one lookup per point for all of them.
+    """
+    kind, stack, F, owner = oracle[0], oracle[1], oracle[2], oracle[3]
+    if kind == FACTORS:
+        w = np.empty(F.shape[1])
+        for r in range(F.shape[1]):
+            w[r] = mu[owner[r]] * F[i, r]
+        out[:] = F @ w
+    elif kind == LAZY:
+        dot = _dot_column(oracle, dots, i)
+        tabulated = table[0]
+        exact = mu.copy()
+        if tabulated.shape[0]:
+            table_column(oracle, table, i, dot, out)
+            for m in range(mu.shape[0]):
+                if tabulated[m]:
+                    exact[m] = 0.0
+        else:
+            out[:] = 0.0
+        if dot.shape[0] * np.count_nonzero(exact) >= _PARALLEL_WORK:
+            _combined_lazy(oracle, exact, i, dot, out)
+        else:
+            for m in range(mu.shape[0]):
+                if exact[m] != 0.0:
+                    _accumulate(oracle, m, i, dot, exact[m], out, 0, dot.shape[0])
+    else:
+        out[:] = 0.0
+        for m in range(mu.shape[0]):
+            w = mu[m]
+            if w != 0.0:
+                for t in range(out.shape[0]):
+                    out[t] += w * stack[m, i, t]
+
+
+@njit(cache=True, parallel=True)
+def _add_lazy(oracle, index, delta, dots_block, G, skip):
+    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` from the inner-product columns of the block, kernels over the cores."""
+    for m in prange(G.shape[0]):
+        if skip.shape[0] and skip[m]:
+            continue
+        for k in range(index.shape[0]):
+            _map_kernel(oracle, m, index[k], dots_block[k], delta[k], G[m], True)
+
+
+@njit(cache=True)
+def add_columns(oracle, dots, index, delta, G, ktable):
+    """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
+
+    On the fly, the kernels of ``ktable`` (:func:`~mklopt.kernels.rbf_table.kernel_table`)
+    are interpolated (relative error ~3e-12, several times faster); the others
+    are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``).
+    """
+    kind, stack, F, owner, offsets = oracle[0], oracle[1], oracle[2], oracle[3], oracle[4]
+    if kind == FACTORS:
+        z = np.zeros(F.shape[1])
+        for k in range(index.shape[0]):
+            z += delta[k] * F[index[k]]
+        for m in range(G.shape[0]):
+            a, b = offsets[m], offsets[m + 1]
+            G[m] += np.ascontiguousarray(F[:, a:b]) @ z[a:b]
+    elif kind == LAZY:
+        block = max(1, min(index.shape[0], 64))
+        buffer = np.empty((block, G.shape[1]))
+        for start in range(0, index.shape[0], block):
+            stop = min(start + block, index.shape[0])
+            for k in range(start, stop):
+                buffer[k - start] = _dot_column(oracle, dots, index[k])
+            _add_lazy(oracle, index[start:stop], delta[start:stop], buffer[:stop - start], G, ktable[0])
+            if ktable[0].shape[0]:
+                accumulate_tabulated(ktable, oracle[6], index[start:stop], delta[start:stop],
+                                     buffer[:stop - start], G)
+    else:
+        for k in range(index.shape[0]):
+            w = delta[k]
+            if w != 0.0:
+                for m in range(G.shape[0]):
+                    for t in range(G.shape[1]):
+                        G[m, t] += w * stack[m, index[k], t]
+
+
+@njit(cache=True)
+def kernel_entries(oracle, dots, rows, i, out):
+    """``out[m, k] = K_m[rows[k], i]`` for every kernel m."""
+    kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
+    if kind == LAZY:
+        dot = _dot_column(oracle, dots, i)
+        column = np.empty(dot.shape[0])
+        for m in range(out.shape[0]):
+            _map_kernel(oracle, m, i, dot, 1.0, column, False)
+            for k in range(rows.shape[0]):
+                out[m, k] = column[rows[k]]
+        return
+    for m in range(out.shape[0]):
+        for k in range(rows.shape[0]):
+            if kind == DENSE:
+                out[m, k] = stack[m, rows[k], i]
+            else:
+                value = 0.0
+                for r in range(offsets[m], offsets[m + 1]):
+                    value += F[rows[k], r] * F[i, r]
+                out[m, k] = value
+
+
+_EMPTY1, _EMPTY2, _EMPTY3 = np.empty(0), np.empty((0, 0)), np.empty((0, 0, 0))
+_NO_INDEX = np.empty(0, dtype=np.int64)
+
+
+def oracle_of(kernels) -> tuple:
+    """The column oracle of a :class:`KernelSet`, :class:`FactorKernelSet` or :class:`LazyKernelSet`."""
+    if getattr(kernels, "lazy", False):
+        return kernels.oracle
+    if getattr(kernels, "factored", False):
+        owner = np.repeat(np.arange(kernels.M, dtype=np.int64), kernels.ranks)
+        return (FACTORS, _EMPTY3, np.ascontiguousarray(kernels.G, dtype=float), owner,
+                np.asarray(kernels.offsets, dtype=np.int64), _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
+                _EMPTY2, _EMPTY1)
+    return (DENSE, kernels.K, _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
+            _EMPTY2, _EMPTY1)
+
+
+def lazy_oracle(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, rowscale: np.ndarray,
+                scale: np.ndarray) -> tuple:
+    """The oracle of kernels computed on the fly from data ``X`` (see the module docstring)."""
+    X = np.ascontiguousarray(X, dtype=float)
+    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, X, np.einsum("ij,ij->i", X, X),
+            np.asarray(kinds, dtype=np.int64), np.ascontiguousarray(params, dtype=float),
+            np.ascontiguousarray(rowscale, dtype=float), np.ascontiguousarray(scale, dtype=float))
+
+
+def kernel_diagonals(kernels) -> np.ndarray:
+    """:math:`K_m(x_i, x_i)`, shape (M, n), for any of the three representations."""
+    if hasattr(kernels, "diagonals"):
+        return np.asarray(kernels.diagonals(), dtype=float)
+    return np.einsum("mii->mi", kernels.K).copy()

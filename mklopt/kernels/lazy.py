@@ -1,0 +1,272 @@
+"""Kernels computed on the fly from data: no n × n matrix is ever formed (DESIGN §14).
+
+A :class:`LazyKernelSet` keeps the data X (n, d) and the kernel specs. A
+column :math:`K_m[:, i]` for every kernel costs one product :math:`X x_i`
+(shared by all kernels, cached by the solver) and M elementwise maps:
+
+.. math::
+
+    \\text{linear: } \\langle x_t, x_i\\rangle, \\qquad
+    \\text{rbf: } \\exp(-\\gamma\\|x_t - x_i\\|^2), \\qquad
+    \\text{poly: } (\\gamma\\langle x_t, x_i\\rangle + c_0)^{d},
+
+with :math:`\\|x_t-x_i\\|^2 = \\|x_t\\|^2 + \\|x_i\\|^2 - 2\\langle x_t, x_i\\rangle` clipped at 0
+(scikit-learn's ``euclidean_distances``; exactly 0 on the diagonal). Diagonals
+and traces are exact, so ``"trace"`` and ``"spherical"`` normalization are
+exact on the fly; normalizations that need every entry (``"multiplicative"``)
+or the spectrum (``"tail_sum"``) are refused with an error naming the dense path.
+
+Everything the certificates need is here: :meth:`products` (:math:`s_m` and
+:math:`K_m c` from the columns of the non-zero entries of c), diagonals,
+:meth:`max_abs` (the largest diagonal entry: the kernels are PSD by
+construction). Test decision values are computed in blocks
+(:meth:`decision_values`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidInputError, KernelError
+from ._stack import check_names
+from .columns import (LINEAR, POLY, RBF, add_columns, kernel_entries, lazy_oracle, new_cache,
+                      oracle_of)
+from .construct import _parse_spec, kernel_stack, spec_name
+from .kernelset import VARIANTS, KernelSet
+from .rbf_table import NO_KERNEL_TABLE
+
+__all__ = ["LazyKernelSet", "subset_sketch"]
+
+_BLOCK_BYTES = 64 * 2**20
+
+
+class LazyKernelSet(KernelSet):
+    """M kernels over the rows of X, evaluated column by column when needed.
+
+    Build it with ``KernelSet.from_data(X, specs, lazy=True)``. Drivers that
+    work on kernel columns (``"chunking"``) and the certificates take it;
+    operations that need the (M, n, n) stack raise :class:`KernelError`
+    (:meth:`dense` builds it on request, for small n).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Training features, finite.
+    specs : sequence
+        ``"linear"``, ``"rbf"``, ``("rbf", {"gamma": g})``,
+        ``("poly", {"degree": k, "gamma": g, "coef0": c})`` (integer ``k >= 1``,
+        ``g > 0``, ``c >= 0``: PSD by construction). Defaults as scikit-learn's
+        (``gamma = 1/d``; ``degree=3, coef0=1``).
+    names : sequence of str, optional
+    normalization : {None, "trace", "spherical"}
+        ``"trace"``: :math:`K_m/\\operatorname{Tr}K_m`; ``"spherical"``:
+        :math:`K(x,x')/\\sqrt{K(x,x)K(x',x')}`.
+    """
+
+    lazy = True
+    factored = False
+    psd = True
+    symmetric = True
+    validated_by = "construction"
+    sketch_kind = "subset"
+
+    def __init__(self, X: Any, specs: Sequence[Any], names: Sequence[str] | None = None, *,
+                 normalization: str | None = None) -> None:
+        X = _check_data(X)
+        self.X, self.specs = X, list(specs)
+        self.M, self.n = len(self.specs), X.shape[0]
+        if self.M == 0:
+            raise KernelError("no kernel specs given; pass at least one, e.g. ['rbf'].")
+        self.names = check_names([spec_name(s, i) for i, s in enumerate(self.specs)]
+                                 if names is None else names, self.M)
+        kinds, params = zip(*(_parse(spec, X.shape[1]) for spec in self.specs))
+        self.kinds, self.params = np.array(kinds, dtype=np.int64), np.array(params, dtype=float)
+        sqn = np.einsum("ij,ij->i", X, X)
+        base = np.stack([_diagonal(k, p, sqn) for k, p in zip(self.kinds, self.params)])
+        scale, rowscale = _normalization(normalization, base, self.names)
+        self.normalization = normalization
+        self.scales = scale
+        self.rowscale = rowscale
+        self._diag = scale[:, None] * rowscale**2 * base
+        self.oracle = lazy_oracle(X, self.kinds, self.params, rowscale, scale)
+        self.clipped: dict[str, float] = {}
+        self._train_diag = base if normalization == "spherical" else None
+        self._sketch: np.ndarray | None = None
+
+    @property
+    def K(self) -> np.ndarray:
+        raise KernelError(
+            "these kernels are computed on the fly (lazy=True): the (M, n, n) stack is never "
+            "formed. Use driver='chunking' (or mklopt.certify), or .dense() for a dense KernelSet "
+            "(small n only).")
+
+    def __repr__(self) -> str:
+        return f"LazyKernelSet(M={self.M}, n={self.n}, d={self.X.shape[1]}, names={self.names})"
+
+    def __getitem__(self, index) -> "LazyKernelSet":
+        idx = np.atleast_1d(np.arange(self.M)[index])
+        return LazyKernelSet(self.X, [self.specs[m] for m in idx], [self.names[m] for m in idx],
+                             normalization=self.normalization)
+
+    def dense(self) -> KernelSet:
+        """The same kernels as a dense :class:`KernelSet` (M n² memory: small n only)."""
+        stack = kernel_stack(self.X, self.specs)
+        stack *= self.scales[:, None, None] * self.rowscale[:, :, None] * self.rowscale[:, None, :]
+        return KernelSet(stack, self.names, psd_tol=1e-6)
+
+    # ------------------------------------------------------------ quantities
+    def diagonals(self) -> np.ndarray:
+        """:math:`K_m(x_i, x_i)`, shape (M, n) (exact)."""
+        return self._diag.copy()
+
+    @property
+    def traces(self) -> np.ndarray:
+        return self._diag.sum(axis=1)
+
+    def max_abs(self) -> np.ndarray:
+        """:math:`\\max_{ij}|K_{m,ij}| = \\max_i K_m(x_i, x_i)` (PSD kernels)."""
+        return self._diag.max(axis=1)
+
+    def combined(self, weights: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        raise KernelError(
+            "these kernels are computed on the fly: K_mu is never formed. Use driver='chunking', "
+            "or KernelSet.from_data(X, specs) (dense) for the other drivers.")
+
+    def products(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`s_m = c^\\top K_m c` and :math:`K_m c` from the columns of the non-zero entries of c."""
+        coef = np.asarray(coef, dtype=float)
+        if coef.ndim == 2:
+            parts = [self.products(row) for row in coef]
+            return np.sum([p[0] for p in parts], axis=0), np.stack([p[1] for p in parts], axis=1)
+        support = np.flatnonzero(coef).astype(np.int64)
+        Kc = np.zeros((self.M, self.n))
+        add_columns(self.oracle, self._dots(), support, coef[support], Kc, NO_KERNEL_TABLE)
+        return Kc @ coef, Kc
+
+    def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
+        return self.products(coef)[0]
+
+    def _dots(self) -> tuple:
+        return new_cache(self.n, 1)
+
+    def sketch(self) -> np.ndarray:
+        """Fingerprint on a fixed subset of the points (:func:`subset_sketch`)."""
+        if self._sketch is None:
+            self._sketch = subset_sketch(self)
+        return self._sketch
+
+    # ------------------------------------------------------------ prediction
+    def test_kernels(self, X_test: Any) -> np.ndarray:
+        """(M, n_test, n) kernel values between test and training points, normalized like training."""
+        X_test = _check_data(X_test, self.X.shape[1])
+        T = kernel_stack(X_test, self.specs, self.X)
+        T *= self.scales[:, None, None] * self.rowscale[:, None, :]
+        if self.normalization == "spherical":
+            sqn = np.einsum("ij,ij->i", X_test, X_test)
+            test_diag = np.stack([_diagonal(k, p, sqn) for k, p in zip(self.kinds, self.params)])
+            T /= np.sqrt(test_diag)[:, :, None]
+        return T
+
+    def decision_values(self, X_test: Any, weights: np.ndarray, coef: np.ndarray,
+                        bias: float) -> np.ndarray:
+        """:math:`f(x) = \\sum_m \\mu_m \\sum_i c_i K_m(x, x_i) + b` in blocks of test points."""
+        X_test = _check_data(X_test, self.X.shape[1])
+        block = max(1, _BLOCK_BYTES // (8 * self.M * self.n))
+        out = np.empty(X_test.shape[0])
+        for start in range(0, X_test.shape[0], block):
+            T = self.test_kernels(X_test[start:start + block])
+            out[start:start + block] = np.tensordot(weights, T, axes=1) @ coef + bias
+        return out
+
+
+def subset_sketch(kernels, size: int = 24) -> np.ndarray:
+    """:math:`W^\\top K_m[I, I] W` on a fixed pseudo-random subset I of the points, shape (M, 3, 3).
+
+    A fingerprint any kernel representation computes cheaply (dense, factors,
+    on the fly): entries of the kernels on at most ``size`` points.
+    """
+    rng = np.random.default_rng(kernels.n)
+    index = np.sort(rng.choice(kernels.n, size=min(size, kernels.n), replace=False)).astype(np.int64)
+    W = rng.standard_normal((index.size, 3))
+    block = np.empty((kernels.M, index.size, index.size))
+    column = np.empty((kernels.M, index.size))
+    oracle, dots = oracle_of(kernels), new_cache(kernels.n, 1)
+    for k, i in enumerate(index):
+        kernel_entries(oracle, dots, index, i, column)
+        block[:, :, k] = column
+    return np.einsum("ia,mij,jb->mab", W, block, W)
+
+
+def _check_data(X: Any, d: int | None = None) -> np.ndarray:
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError("X must be a 2-D array of real features.") from None
+    if X.ndim != 2 or X.shape[0] == 0 or (d is not None and X.shape[1] != d):
+        want = f"(n, {d})" if d is not None else "(n, d)"
+        raise InvalidInputError(f"X must be a 2-D array of shape {want}, got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise InvalidInputError("X contains NaN or infinite values; impute or drop them first.")
+    return np.ascontiguousarray(X)
+
+
+def _parse(spec: Any, d: int) -> tuple[int, tuple[float, float, float]]:
+    """(kind, (gamma, degree, coef0)) of a spec the on-the-fly columns support."""
+    metric, params = _parse_spec(spec)
+    if metric == "linear" and not params:
+        return LINEAR, (0.0, 0.0, 0.0)
+    gamma = params.pop("gamma", None)
+    gamma = 1.0 / d if gamma is None else gamma
+    if metric == "rbf" and not params and _positive(gamma):
+        return RBF, (float(gamma), 0.0, 0.0)
+    if metric in ("poly", "polynomial"):
+        degree, coef0 = params.pop("degree", 3), params.pop("coef0", 1.0)
+        if not params and _positive(gamma) and float(degree).is_integer() and degree >= 1 \
+                and coef0 >= 0:
+            return POLY, (float(gamma), float(degree), float(coef0))
+    raise KernelError(
+        f"kernel spec {spec!r} cannot be computed on the fly; lazy kernels support 'linear', "
+        "('rbf', {'gamma': g > 0}) and ('poly', {'degree': k >= 1, 'gamma': g > 0, 'coef0': c >= 0}). "
+        "Build a dense KernelSet (lazy=False) for other kernels.")
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) \
+        and np.isfinite(value) and value > 0
+
+
+def _diagonal(kind: int, params: np.ndarray, sqn: np.ndarray) -> np.ndarray:
+    gamma, degree, coef0 = params
+    if kind == LINEAR:
+        return sqn.copy()
+    if kind == RBF:
+        return np.ones_like(sqn)
+    return (gamma * sqn + coef0) ** degree
+
+
+def _normalization(method: str | None, base: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(scale (M,), rowscale (M, n)) of a normalization that needs only the diagonals."""
+    M, n = base.shape
+    if method is None:
+        return np.ones(M), np.ones((M, n))
+    if method == "trace":
+        traces = base.sum(axis=1)
+        bad = [names[m] for m in np.flatnonzero(~(traces > 0))]
+        if bad:
+            raise KernelError(f"cannot normalize by trace: it is not positive for kernel(s) {bad}.")
+        return 1.0 / traces, np.ones((M, n))
+    if method == "spherical":
+        bad = [names[m] for m in np.flatnonzero((base <= 0).any(axis=1))]
+        if bad:
+            raise KernelError(f"spherical normalization needs K(x, x) > 0, but kernel(s) {bad} have a "
+                              "zero diagonal entry; use 'trace' instead.")
+        return np.ones(M), 1.0 / np.sqrt(base)
+    raise KernelError(
+        f"normalization {method!r} needs every kernel entry or the spectrum; kernels on the fly "
+        "support None, 'trace' and 'spherical'. Use a dense KernelSet (lazy=False) for it.")
+
+
+VARIANTS["lazy"] = LazyKernelSet

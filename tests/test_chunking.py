@@ -1,0 +1,246 @@
+"""Interleaved optimization (issue 24): the compiled SMO core with θ-steps, on dense, factor and on-the-fly kernels.
+
+Every answer is checked against an independent reference: the exact
+formulations (``lp_dual``/``qcqp_l1``/``lp_primal`` on the dense stack, Clarabel)
+and the certified reference instances; its reported gap against
+:func:`mklopt.certify` on the dense kernels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import mklopt
+from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, UncertifiedWarning
+from mklopt.kernels import KernelSet, LazyKernelSet
+from mklopt.testing import reference_instances
+
+SPECS = [("rbf", {"gamma": 0.05}), ("rbf", {"gamma": 0.5}), ("rbf", {"gamma": 3.0}), "linear",
+         ("poly", {"degree": 2, "gamma": 0.2, "coef0": 1.0})]
+ENET = mklopt.ConstraintSet(lambda mu: [cp.norm1(mu) + cp.sum_squares(mu) <= 1], name="enet")
+
+
+def _data(seed: int, n: int = 60, d: int = 4):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.4 * rng.standard_normal(n) > 0.3, 1.0, -1.0)
+    return X, y
+
+
+def _factors(ks: KernelSet) -> KernelSet:
+    """The same kernels as exact factors (eigendecomposition, clipped at 1e-12)."""
+    factors = []
+    for K in ks.K:
+        vals, vecs = np.linalg.eigh(K)
+        keep = vals > 1e-12 * vals[-1]
+        factors.append(vecs[:, keep] * np.sqrt(vals[keep]))
+    return KernelSet.from_factors(factors, ks.names)
+
+
+def _representation(kind: str, X, specs, normalization=None):
+    dense = KernelSet.from_data(X, specs, normalization=normalization)
+    if kind == "dense":
+        return dense, dense
+    if kind == "factors":
+        return _factors(dense), dense
+    return KernelSet.from_data(X, specs, lazy=True, normalization=normalization), dense
+
+
+def _exact(dense, y, p, C, regularizer=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UncertifiedWarning)
+        if regularizer is not None:
+            return mklopt.solve(dense, y, "lp_primal", regularizer=regularizer, C=C, tol=1e-9)
+        return mklopt.solve(dense, y, "qcqp_l1" if p == 1 else "lp_dual", p=p, C=C, tol=1e-9)
+
+
+def _assert_brackets(result, exact) -> None:
+    """Both certified intervals [dual, primal] contain OPT, so they overlap (up to rounding)."""
+    slack = 1e-9 * max(1.0, abs(exact.primal))
+    assert result.dual <= exact.primal + slack
+    assert exact.dual <= result.primal + slack
+
+
+CASES = [(kind, p, seed) for seed in range(7) for kind, p in
+         [("dense", 4 / 3), ("factors", 1.0), ("lazy", 2.0)]][:20]
+
+
+@pytest.mark.parametrize("kind,p,seed", CASES)
+def test_random_instances_reach_the_exact_optimum(kind, p, seed):
+    X, y = _data(seed, n=40 + 5 * seed)
+    kernels, dense = _representation(kind, X, SPECS, normalization="trace")
+    C = [0.3, 1.0, 5.0][seed % 3]
+    result = mklopt.fit(kernels, y, "chunking", p=p, C=C, tol=1e-6)
+    assert result.status == "converged" and 0 <= result.rel_gap <= 1e-6
+    _assert_brackets(result, _exact(dense, y, p, C))
+    again = mklopt.certify(dense, y, result.weights, result.alpha, C=C, p=p)
+    assert again.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-12)
+    assert again.certified(1e-6)
+
+
+@pytest.mark.parametrize("name", ["l1_iris", "lp43_wine", "lp2_digits", "enet_wine"])
+@pytest.mark.parametrize("kind", ["dense", "factors"])
+def test_reference_instances(name, kind):
+    inst = reference_instances([name])[0]
+    kernels = inst.kernels if kind == "dense" else _factors(inst.kernels)
+    result = mklopt.fit(kernels, inst.y, "chunking", C=inst.C, tol=1e-7, **inst.params)
+    assert result.status == "converged"
+    slack = 1e-9 * max(1.0, abs(inst.optimal_value))
+    assert result.dual <= inst.optimal_value + slack
+    assert inst.dual_value <= result.primal + slack
+    assert result.history[-1]["pairs"] >= 1
+
+
+@pytest.mark.parametrize("normalization", [None, "trace", "spherical"])
+def test_lazy_kernels_are_the_dense_kernels(normalization):
+    X, y = _data(3, n=50)
+    lazy = KernelSet.from_data(X, SPECS, lazy=True, normalization=normalization)
+    dense = KernelSet.from_data(X, SPECS, normalization=normalization)
+    np.testing.assert_allclose(lazy.dense().K, dense.K, rtol=1e-12, atol=1e-14)
+    coef = np.random.default_rng(1).standard_normal(50)
+    s_lazy, Kc_lazy = lazy.products(coef)
+    s_dense, Kc_dense = dense.products(coef)
+    np.testing.assert_allclose(Kc_lazy, Kc_dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s_lazy, s_dense, rtol=1e-12)
+    np.testing.assert_allclose(lazy.diagonals(), np.einsum("mii->mi", dense.K), rtol=1e-14)
+    result = mklopt.fit(lazy, y, "chunking", p=4 / 3, tol=1e-6)
+    X_test = np.random.default_rng(2).standard_normal((7, X.shape[1]))
+    test = dense.transform_test(mklopt.kernels.kernel_stack(X_test, SPECS, X)) \
+        if normalization != "spherical" else lazy.test_kernels(X_test)
+    expected = result.decision_function(test)
+    got = lazy.decision_values(X_test, result.weights, result.dual_coef, result.bias)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_same_iterates_on_every_representation():
+    """Dense and on-the-fly columns are the same numbers: the runs take the same steps."""
+    X, y = _data(5, n=70)
+    dense = KernelSet.from_data(X, SPECS[:3] + SPECS[4:])
+    lazy = KernelSet.from_data(X, SPECS[:3] + SPECS[4:], lazy=True)
+    a = mklopt.fit(dense, y, "chunking", p=2, tol=1e-6)
+    b = mklopt.fit(lazy, y, "chunking", p=2, tol=1e-6)
+    assert a.iterations == b.iterations
+    assert [r["pairs"] for r in a.history] == [r["pairs"] for r in b.history]
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-9)
+
+
+def test_user_weight_set_uses_its_own_argmin():
+    X, y = _data(4, n=50)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+    result = mklopt.fit(dense, y, "chunking", regularizer=ENET, tol=1e-6)
+    assert result.status == "converged"
+    _assert_brackets(result, _exact(dense, y, None, 1.0, regularizer=ENET))
+
+
+def test_l1_master_gives_lower_bounds():
+    X, y = _data(6, n=60)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+    result = mklopt.fit(dense, y, "chunking", p=1, tol=1e-6)
+    exact = _exact(dense, y, 1.0, 1.0)
+    lower = [r["lower_bound"] for r in result.history]
+    assert all(value <= exact.primal + 1e-9 * abs(exact.primal) for value in lower)
+    assert np.count_nonzero(result.weights > 1e-8) < dense.M  # the simplex master selects kernels
+
+
+def test_warm_start_along_a_path_takes_fewer_pairs():
+    X, y = _data(2, n=80)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+    cold = mklopt.fit(dense, y, "chunking", p=4 / 3, C=1.1, tol=1e-6)
+    warm = mklopt.path(dense, y, "chunking", Cs=[1.0, 1.1], p=4 / 3, tol=1e-6)[-1]
+    assert warm.status == "converged"
+    assert warm.info["smo_pairs"] < cold.info["smo_pairs"]
+    assert warm.primal == pytest.approx(cold.primal, rel=2e-6)
+
+
+def test_interrupt_returns_the_best_certified_pair():
+    X, y = _data(1, n=60)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+
+    def stop(record):
+        if record["iteration"] == 3:
+            raise KeyboardInterrupt
+
+    result = mklopt.fit(dense, y, "chunking", p=2, tol=1e-12, Q=5, callback=stop)
+    assert result.status == "interrupted" and result.iterations == 3
+    again = mklopt.certify(dense, y, result.weights, result.alpha, C=1.0, p=2)
+    assert again.primal == pytest.approx(result.primal, rel=1e-9)
+    assert again.dual == pytest.approx(result.dual, rel=1e-9)
+
+
+@pytest.mark.parametrize("options,match", [
+    ({"Q": 1}, "Q"), ({"Q": 2.5}, "Q"), ({"Q": True}, "Q"), ({"cache_mb": 0}, "cache_mb"),
+    ({"cache_mb": -1.0}, "cache_mb"), ({"cache_mb": float("nan")}, "cache_mb"),
+    ({"cache_mb": 1e-4}, "raise cache_mb")])
+def test_bad_options_are_refused(options, match):
+    X, y = _data(0, n=40)
+    lazy = KernelSet.from_data(X, SPECS, lazy=True)
+    with pytest.raises(InvalidInputError, match=match):
+        mklopt.fit(lazy, y, "chunking", **options)
+
+
+def test_bad_inputs_are_refused_and_nothing_is_mutated():
+    X, y = _data(0, n=40)
+    X_before, y_before = X.copy(), y.copy()
+    lazy = KernelSet.from_data(X, SPECS, lazy=True)
+    with pytest.raises(FormulationError, match="hinge"):
+        mklopt.fit(lazy, X[:, 0], "chunking", loss="squared_error")
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="NaN"):
+        KernelSet.from_data(bad, SPECS, lazy=True)
+    with pytest.raises(KernelError, match="on the fly"):
+        KernelSet.from_data(X, ["sigmoid"], lazy=True)
+    with pytest.raises(KernelError, match="dense"):
+        KernelSet.from_data(X, SPECS, lazy=True, normalization="multiplicative")
+    with pytest.raises(KernelError, match="chunking"):
+        mklopt.fit(lazy, y, "wrapper")
+    np.testing.assert_array_equal(X, X_before)
+    np.testing.assert_array_equal(y, y_before)
+    assert isinstance(lazy, LazyKernelSet)
+
+
+def test_fast_exponential_matches_libm():
+    from numba import njit
+
+    from mklopt.kernels._fastexp import exp_nonpositive
+
+    @njit
+    def apply(v):
+        out = np.empty_like(v)
+        for k in range(v.size):
+            out[k] = exp_nonpositive(v[k])
+        return out
+
+    rng = np.random.default_rng(0)
+    v = np.concatenate([-rng.random(200_000) * 745, -rng.random(10_000) * 1e-3,
+                        [0.0, -5e-324, -0.5 * np.log(2), -708.4, -744.4, -745.2, -1e5]])
+    got, want = apply(v), np.exp(v)
+    normal = want > 1e-300
+    assert np.max(np.abs(got[normal] - want[normal]) / want[normal]) <= 3e-16
+    assert np.max(np.abs(got[~normal] - want[~normal])) <= 1e-300
+
+
+def test_rbf_table_columns():
+    from mklopt.drivers.chunking import _table
+    from mklopt.kernels.columns import combined_column, new_cache, oracle_of
+    from mklopt.kernels.rbf_table import NO_TABLE, fill_table
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 6)) * 3
+    specs = [("rbf", {"gamma": g}) for g in np.geomspace(1e-3, 30, 12)]
+    lazy = KernelSet.from_data(X, specs, lazy=True)
+    oracle = oracle_of(lazy)
+    table = _table(oracle)
+    mu = rng.random(12)
+    fill_table(oracle, mu, table)
+    dots = new_cache(300, 2)
+    tabulated, exact = np.empty(300), np.empty(300)
+    for i in (0, 17, 299):
+        combined_column(oracle, dots, table, mu, i, tabulated)
+        combined_column(oracle, dots, NO_TABLE, mu, i, exact)
+        assert np.max(np.abs(tabulated - exact)) <= 1e-11 * mu.sum()
+        assert tabulated[i] == pytest.approx(mu.sum(), rel=1e-15)
