@@ -1,10 +1,14 @@
-"""Cross-validated model selection that outgrows one process: GridSearchCV on Dask.
+"""Cross-validated model selection that outgrows one process, and survives losing workers.
 
-:func:`sweep` runs scikit-learn's ``GridSearchCV`` inside ``joblib.parallel_config(
-backend="dask")``: each (candidate, fold) fit is a task on a ``dask.distributed``
-cluster, a ``LocalCluster`` of worker processes started and closed here or a running
-scheduler that is only connected to. joblib and Dask do all the scheduling. Needs
-the ``dask`` extra (``pip install -e ".[dask]"``); the dashboard needs ``bokeh>=3.1``.
+:func:`sweep` scores every (candidate, fold) of a grid exactly as scikit-learn's
+``GridSearchCV`` does, each fit one task on a ``dask.distributed`` cluster: a
+``LocalCluster`` of worker processes started and closed here, or a running scheduler
+that is only connected to. The data are on every worker, so losing one loses nothing
+(Dask reruns its fits elsewhere); each finished fit is appended to a log
+(``log=``) at once, and a stopped sweep resumes from it (``resume=``), running only
+the fits it lacks (:mod:`mklopt.sweep_log`, :mod:`mklopt.sweep_run`).
+``search="halving"`` runs scikit-learn's successive halving instead. Needs the
+``dask`` extra (``pip install -e ".[dask]"``); the dashboard needs ``bokeh>=3.1``.
 
 Recipes
 -------
@@ -19,9 +23,12 @@ One machine, four worker processes; a kernel set is a list of kernel specs::
     grid = {"C": [0.1, 1, 10], "p": [1, 4 / 3, 2],
             "kernels": [["linear", ("rbf", {"gamma": 0.03})], ["linear", ("poly", {"degree": 2})]]}
     if __name__ == "__main__":  # the worker processes re-import the main script
-        res = sweep(X, y, grid, cv=5, n_workers=4)
-        print(res.best_params_, res.best_score_, res.dashboard_link)
+        res = sweep(X, y, grid, cv=5, n_workers=4, log="sweep.fits.csv")
+        print(res.best_params_, res.best_score_)
         res.to_csv("sweep.csv")
+
+Interrupted (Ctrl-C, a crash, every worker gone)? The same call with
+``resume="sweep.fits.csv"`` runs only the missing fits; the table is the same.
 
 A cluster: ``dask scheduler`` on one host, ``dask worker tcp://HOST:8786 --nthreads 1``
 on the others (same environment, mklopt installed), then the same call with
@@ -43,7 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import BackendError, BackendNotInstalledError, InvalidInputError
+from .exceptions import BackendNotInstalledError, InvalidInputError
+from .sweep_log import FitsLog, params_key, sweep_fingerprint
+from .sweep_run import aggregate, cluster_client, halving, progress_bar, run_fits
 
 #: The install command named when ``dask.distributed`` is missing.
 DASK_EXTRA = 'pip install -e ".[dask]"'
@@ -63,30 +72,52 @@ def _distributed():
 
 @dataclass
 class SweepResult:
-    """What :func:`sweep` returns: the fitted ``GridSearchCV`` (``search``, its
-    ``best_estimator_`` refitted on all of ``X``), one row per grid point (``rows``, see
-    :func:`cv_rows`), the Dask ``dashboard_link`` and ``scheduler`` address of the cluster
-    that ran the fits, its number of ``workers`` when the search started, ``n_fits`` and
-    the wall-clock seconds ``elapsed`` (start-up included).
+    """What :func:`sweep` returns.
+
+    Attributes
+    ----------
+    cv_results : dict
+        As ``GridSearchCV.cv_results_`` (``params``, ``split<k>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``).
+    rows : list of dict
+        One row per grid point (:func:`cv_rows`).
+    best_index : int
+        Row of the best candidate (the first of rank 1, as scikit-learn's).
+    best_estimator : estimator or None
+        The best candidate refitted on all of X (None with ``refit=False``).
+    dashboard_link, scheduler : str
+        Of the cluster that ran the fits (a local cluster is closed on return).
+    workers, n_fits, n_run, elapsed
+        Workers at the start, fits in the sweep, fits run by this call (the others
+        came from the log), wall-clock seconds.
+    log : Path or None
+        The per-fit log (:mod:`mklopt.sweep_log`).
+    search : object or None
+        The fitted ``HalvingGridSearchCV`` of ``search="halving"``.
     """
 
-    search: Any
+    cv_results: dict[str, Any]
     rows: list[dict[str, Any]]
+    best_index: int
+    best_estimator: Any
     dashboard_link: str | None
     scheduler: str
     workers: int
     n_fits: int
+    n_run: int
     elapsed: float
+    log: Path | None = None
+    search: Any = None
 
     @property
     def best_params_(self) -> dict[str, Any]:
-        """``search.best_params_``."""
-        return self.search.best_params_
+        """The best candidate's parameters."""
+        return dict(self.cv_results["params"][self.best_index])
 
     @property
     def best_score_(self) -> float:
-        """``search.best_score_``: mean cross-validated score of the best candidate."""
-        return float(self.search.best_score_)
+        """Its mean cross-validated score."""
+        return float(self.cv_results["mean_test_score"][self.best_index])
 
     def to_csv(self, path: str | Path) -> Path:
         """Write :attr:`rows` to ``path`` (:func:`write_csv`)."""
@@ -138,7 +169,8 @@ def write_csv(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], path: str |
 def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Sequence]], *,
           estimator=None, cv: Any = 5, scheduler: str | None = None, n_workers: int = 2,
           progress: bool = True, scoring: str | Callable | None = None,
-          connect_timeout: float = 10.0) -> SweepResult:
+          connect_timeout: float = 10.0, log: str | Path | None = None,
+          resume: str | Path | None = None, search: str = "grid", refit: bool = True) -> SweepResult:
     """Cross-validated grid search over C, p, kernel sets, ... on a Dask cluster.
 
     Parameters
@@ -156,38 +188,104 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         of ``n_workers`` single-threaded worker processes, started and closed here.
     n_workers : int, default=2
     progress : bool, default=True
-        Print the number of fits and the dashboard link (live progress) to stderr.
+        A progress bar of fits done / total with its ETA, and the dashboard link while
+        the cluster runs, on stderr.
     scoring : str or callable, optional
         One scikit-learn scorer (default: the estimator's ``score``).
     connect_timeout : float, default=10
-        Seconds to wait for ``scheduler``, and for its first worker.
+        Seconds to wait for ``scheduler``, and for a worker when there is none.
+    log : path, optional
+        Append one row per finished (candidate, fold) fit to this CSV as it finishes
+        (:mod:`mklopt.sweep_log`): nothing finished is lost if the sweep stops.
+    resume : path, optional
+        A log of an earlier, unfinished run of the same sweep: its fits are kept, only the
+        others run, and new ones are appended to it. The data, grid, estimator, scorer and
+        folds must be the same (checked by a fingerprint; a mismatch is an error).
+    search : {"grid", "halving"}
+        ``"halving"``: scikit-learn's ``HalvingGridSearchCV`` (successive halving, for large
+        grids) on joblib's Dask backend; no log or resume.
+    refit : bool, default=True
+        Refit the best candidate on all of X (``best_estimator``).
 
     Returns
     -------
     SweepResult
+        Its table equals ``GridSearchCV``'s on the same folds, interrupted or not.
 
     Raises
     ------
     BackendNotInstalledError
         No ``dask.distributed`` (the message names ``pip install -e ".[dask]"``).
     BackendError
-        ``scheduler`` unreachable within ``connect_timeout``, or without workers.
+        ``scheduler`` unreachable within ``connect_timeout``; no worker left (the message
+        says how many fits finished and where they are logged).
     InvalidInputError
-        Bad ``param_grid``, ``n_workers``, ``connect_timeout`` or several ``scoring`` metrics.
+        Bad ``param_grid``, ``n_workers``, ``connect_timeout``, ``search``, several
+        ``scoring`` metrics, or a ``resume`` log of another sweep.
 
     Examples
     --------
-    In a script (see the module's recipes): ``res = sweep(X, y, {"C": [0.1, 1], "p": [1, 2]})``,
-    then ``res.best_params_``, ``res.dashboard_link``, ``res.to_csv("sweep.csv")``.
+    In a script (see the module's recipes): ``res = sweep(X, y, {"C": [0.1, 1], "p": [1, 2]},
+    log="fits.csv")``; after an interruption the same call with ``resume="fits.csv"``.
     """
     distributed = _distributed()
-    try:
-        from joblib import parallel_config
-    except ImportError:  # joblib < 1.3 (scikit-learn 1.4 allows 1.2)
-        from joblib import parallel_backend as parallel_config
-    from sklearn.base import is_classifier
-    from sklearn.model_selection import GridSearchCV, ParameterGrid, check_cv
+    from sklearn.base import clone, is_classifier
+    from sklearn.model_selection import ParameterGrid, check_cv
 
+    _check_options(n_workers, connect_timeout, scoring, search, log, resume)
+    try:
+        candidates = list(ParameterGrid(param_grid))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"bad param_grid: {exc}") from None
+    if estimator is None:
+        from .estimators import MKLClassifier
+        estimator = MKLClassifier()
+    X, y = np.asarray(X), np.asarray(y)
+    splits = list(check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y))
+    total = len(candidates) * len(splits)
+    start = time.perf_counter()
+    cluster = cluster_client(distributed, scheduler, n_workers, connect_timeout)
+    with cluster as (client, link, address, workers):
+        if progress:
+            note = "" if scheduler or importlib.util.find_spec("bokeh") else " (needs bokeh>=3.1)"
+            print(f"sweep: {len(candidates)} candidates x {len(splits)} folds = {total} fits on "
+                  f"{workers} Dask workers; dashboard (while it runs): {link}{note}",
+                  file=sys.stderr, flush=True)
+        if search == "halving":
+            search_cv = halving(client, estimator, param_grid, cv, scoring, X, y, refit, address)
+            return _halving_result(search_cv, refit, link, address, workers, start)
+        fits = None if (log or resume) is None else FitsLog(
+            resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits), total)
+        results = fits.start(resume is not None) if fits is not None else {}
+        pending = [(c, f) for c in range(len(candidates)) for f in range(len(splits))
+                   if (c, f) not in results]
+        bar = progress_bar(progress, total, len(results))
+
+        def record(key: tuple[int, int], out: dict) -> None:
+            results[key] = out
+            if fits is not None:
+                fits.append({"candidate": key[0], "fold": key[1],
+                             "params": params_key(candidates[key[0]]), **out})
+            if bar is not None:
+                bar.update(1)
+
+        try:
+            run_fits(client, distributed, estimator, candidates, splits, X, y, scoring, pending,
+                     record, fits, connect_timeout, lambda: len(results))
+        finally:
+            if bar is not None:
+                bar.close()
+    cv_results, best = aggregate(candidates, len(splits), results)
+    best_estimator = clone(estimator).set_params(**candidates[best]).fit(X, y) if refit else None
+    elapsed = time.perf_counter() - start
+    if progress:
+        print(f"sweep: {total} fits done ({len(pending)} run now) in {elapsed:.1f} s",
+              file=sys.stderr, flush=True)
+    return SweepResult(cv_results, cv_rows(cv_results), best, best_estimator, link, address,
+                       workers, total, len(pending), elapsed, None if fits is None else fits.path)
+
+
+def _check_options(n_workers, connect_timeout, scoring, search, log, resume) -> None:
     if isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or n_workers < 1:
         raise InvalidInputError(f"n_workers must be an integer >= 1, got {n_workers!r}.")
     if not (isinstance(connect_timeout, (int, float)) and 0 < connect_timeout < math.inf):
@@ -195,49 +293,20 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
                                 f"got {connect_timeout!r}.")
     if isinstance(scoring, (list, tuple, set, dict)):
         raise InvalidInputError("scoring must be one scorer (a name or a callable), not several.")
-    try:
-        n_candidates = len(ParameterGrid(param_grid))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"bad param_grid: {exc}") from None
-    if estimator is None:
-        from .estimators import MKLClassifier
-        estimator = MKLClassifier()
-    X, y = np.asarray(X), np.asarray(y)  # the very objects scattered to the workers and fitted
-    n_fits = n_candidates * check_cv(cv, y, classifier=is_classifier(estimator)).get_n_splits(X, y)
+    if search not in ("grid", "halving"):
+        raise InvalidInputError(f"search must be 'grid' or 'halving', got {search!r}.")
+    if search == "halving" and (log is not None or resume is not None):
+        raise InvalidInputError("log= and resume= work with search='grid' (successive halving "
+                                "chooses its fits as it goes).")
+    if log is not None and resume is not None and Path(log) != Path(resume):
+        raise InvalidInputError("resume= continues its own log: pass log= or resume=, not both.")
 
-    start, cluster, address = time.perf_counter(), None, scheduler
-    try:
-        if scheduler is None:
-            cluster = distributed.LocalCluster(n_workers=int(n_workers), threads_per_worker=1,
-                                               processes=True)
-        client = distributed.Client(scheduler if cluster is None else cluster,
-                                    timeout=connect_timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        if cluster is not None:
-            cluster.close()
-        where = f"the Dask scheduler at {scheduler!r}" if scheduler else "a local Dask cluster"
-        raise BackendError(f"cannot connect to {where} ({exc}); start one with 'dask scheduler' "
-                           "and 'dask worker ADDRESS', or leave out the scheduler.") from None
-    try:
-        link, address = client.dashboard_link, client.scheduler.address
-        workers = len(client.scheduler_info().get("workers", {}))
-        if progress:
-            note = "" if scheduler or importlib.util.find_spec("bokeh") else " (needs bokeh>=3.1)"
-            print(f"sweep: {n_candidates} candidates x {n_fits // n_candidates} folds = {n_fits} fits"
-                  f" on {workers} Dask workers; dashboard: {link}{note}", file=sys.stderr, flush=True)
-        search = GridSearchCV(estimator, param_grid, cv=cv, scoring=scoring, n_jobs=-1)
-        with parallel_config(backend="dask", client=client, scatter=[X, y],
-                             wait_for_workers_timeout=connect_timeout):
-            search.fit(X, y)
-    except TimeoutError as exc:  # joblib: no worker joined within connect_timeout
-        raise BackendError(f"the Dask scheduler at {address} has no workers ({exc}); start "
-                           f"some with 'dask worker {address}'.") from None
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-    elapsed = time.perf_counter() - start
-    if progress:
-        print(f"sweep: {n_fits} fits done in {elapsed:.1f} s", file=sys.stderr, flush=True)
-    return SweepResult(search, cv_rows(search.cv_results_), link, address, workers, n_fits,
-                       elapsed)
+
+def _halving_result(search, refit: bool, link, address, workers, start) -> SweepResult:
+    results = dict(search.cv_results_)
+    rows = [{"iter": int(i), "n_resources": int(r), **row} for i, r, row in
+            zip(results["iter"], results["n_resources"], cv_rows(results))]
+    fits = len(rows) * search.n_splits_
+    return SweepResult(results, rows, int(search.best_index_),
+                       search.best_estimator_ if refit else None, link, address, workers, fits,
+                       fits, time.perf_counter() - start, None, search)

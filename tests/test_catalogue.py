@@ -55,7 +55,7 @@ LOSS_PAGES = {*LOSSES, "losses"}
 
 #: Pages of algorithms that are not formulations: a driver of ``mklopt.fit`` and the
 #: weight methods of ``mklopt.learn_weights`` (checked by their own tests below).
-METHOD_PAGES = {"simplemkl": "driver", "alignment": "weights"}
+METHOD_PAGES = {"simplemkl": "driver", "chunking": "driver", "alignment": "weights"}
 #: Sections of a method page: its problem, optimality, what mklopt certifies, sources.
 METHOD_SECTIONS = ("## Primal", "## Optimality", "## Duality gap", "## Source")
 

@@ -89,13 +89,15 @@ def scheduler():
 @needs_dask
 def test_distributed_equals_sequential(data, distributed_run):
     sequential = GridSearchCV(_estimator(), GRID, cv=3).fit(*data)
-    search = distributed_run.search
-    assert search.best_params_ == sequential.best_params_
-    assert search.cv_results_["params"] == sequential.cv_results_["params"]
-    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+    results = distributed_run.cv_results
+    assert distributed_run.best_params_ == sequential.best_params_
+    assert results["params"] == sequential.cv_results_["params"]
+    np.testing.assert_allclose(results["mean_test_score"],
                                sequential.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
-    np.testing.assert_array_equal(search.cv_results_["rank_test_score"],
+    np.testing.assert_array_equal(results["rank_test_score"],
                                   sequential.cv_results_["rank_test_score"])
+    assert distributed_run.best_index == sequential.best_index_
+    assert distributed_run.best_estimator.get_params() == sequential.best_estimator_.get_params()
     assert distributed_run.best_score_ == pytest.approx(sequential.best_score_, abs=1e-12)
     assert distributed_run.n_fits == 6 * 3
     assert distributed_run.workers == 2
@@ -113,11 +115,11 @@ def test_csv_one_row_per_grid_point(distributed_run, tmp_path):
     assert len(rows) == 6
     assert {(float(r["param_C"]), float(r["param_p"])) for r in rows} == {
         (C, p) for C in GRID["C"] for p in GRID["p"]}
-    scores = distributed_run.search.cv_results_["mean_test_score"]
+    scores = distributed_run.cv_results["mean_test_score"]
     assert [float(r["mean_test_score"]) for r in rows] == scores.tolist()  # repr round trip
     assert sorted(int(r["rank_test_score"]) for r in rows)[0] == 1
     # the helper also takes cv_results_ directly
-    again = write_csv(distributed_run.search.cv_results_, tmp_path / "again.csv")
+    again = write_csv(distributed_run.cv_results, tmp_path / "again.csv")
     assert again.read_text() == path.read_text()
 
 

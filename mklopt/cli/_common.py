@@ -141,11 +141,12 @@ def load_npz(path: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         return out
 
 
-def load_instance(args: argparse.Namespace, psd: bool = True):
+def load_instance(args: argparse.Namespace, psd: bool = True, lazy: bool = False):
     """The ``(KernelSet, y)`` described by ``--kernels``/``--data`` and ``--normalize``.
 
     ``psd=False`` (formulations such as ``vkr_lp``) accepts indefinite and
-    asymmetric kernels.
+    asymmetric kernels; ``lazy=True`` (with ``--data``) a
+    :class:`~mklopt.kernels.LazyKernelSet`.
     """
     from ..estimators import resolve_kernel_specs
     from ..kernels import KernelSet
@@ -164,7 +165,11 @@ def load_instance(args: argparse.Namespace, psd: bool = True):
         if X.ndim != 2 or X.dtype.kind not in "biuf":
             raise InvalidInputError(f"X in {args.data} must be a 2-D (n, d) numeric array, "
                                     f"got shape {X.shape} and dtype {X.dtype}.")
-        ks = KernelSet.from_data(X.astype(float), resolve_kernel_specs(args.kernel, X), **checks)
+        specs = resolve_kernel_specs(args.kernel, X)
+        if lazy:
+            return KernelSet.from_data(X.astype(float), specs, lazy=True, normalization=args.normalize), \
+                arrays.get("y")
+        ks = KernelSet.from_data(X.astype(float), specs, **checks)
     if args.normalize:
         ks = ks.normalized(args.normalize, theta=args.theta if args.normalize == "tail_sum" else None)
     return ks, arrays.get("y")

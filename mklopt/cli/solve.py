@@ -37,7 +37,10 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
     how = solve.add_mutually_exclusive_group()
     how.add_argument("--formulation", help="exact formulation (default lp_dual): svm, qcqp_l1, "
                      "lp_primal, lp_block_primal, lp_dual, dc_subproblem, vkr_lp, ...")
-    how.add_argument("--driver", help="outer loop instead: wrapper, cutting_plane, dca, ...")
+    how.add_argument("--driver", help="outer loop instead: wrapper, cutting_plane, chunking, dca, ...")
+    solve.add_argument("--lazy", action="store_true",
+                       help="with --data and --driver chunking: compute kernel columns on the fly "
+                       "(no n x n matrix; --normalize trace or spherical)")
     solve.add_argument("--backend", help="CVXPY backend (CLARABEL, ECOS, SCS, HIGHS, ...)")
     solve.add_argument("--tol", type=tolerance, help="in (0, 1): backend tolerance (exact, "
                        "default 1e-8) or certified rel_gap (driver, default 1e-4)")
@@ -89,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
     if args.backend is not None:
         check_backend_names([args.backend])
     losses = loss_options(args)
-    ks, y = load_instance(args, psd=needs_psd(args))
+    if args.lazy and (not args.data or args.driver != "chunking"):
+        raise InvalidInputError("--lazy computes kernels from features column by column: use it "
+                                "with --data and --driver chunking.")
+    ks, y = load_instance(args, psd=needs_psd(args), lazy=args.lazy)
     params = {**dict(args.param or []), **losses}
     if args.driver:
         p, _ = norm_options(args, None)

@@ -1,9 +1,10 @@
 """``mklopt sweep``: cross-validated grid search over C, p and kernel sets on Dask.
 
-Runs :func:`mklopt.sweep.sweep` (scikit-learn's ``GridSearchCV`` on joblib's
-Dask backend) on a local cluster of worker processes, or on a running
-scheduler (``--scheduler``), and writes one CSV row per grid point
-(``--out``, checked before any work, written atomically).
+Runs :func:`mklopt.sweep.sweep` on a local cluster of worker processes, or on a
+running scheduler (``--scheduler``): one Dask task per (grid point, fold), every
+finished fit appended at once to ``OUT.fits.csv`` beside ``--out``; ``--resume``
+continues an interrupted sweep from it. Writes one CSV row per grid point to
+``--out`` (checked before any work, written atomically).
 
 Exit codes: 0 done; 2 usage or input error (bad option or file, bad
 ``--out``, dask not installed, scheduler unreachable); 130 interrupted.
@@ -22,25 +23,35 @@ from ._common import EXIT_OK, check_out, load_npz, table
 from ._parsing import _integer, parse_kernel_spec, positive_float, positive_int, weight_norm
 
 SWEEP_HELP = """\
-Cross-validated grid search of an MKLClassifier over C x p x kernel sets with
-scikit-learn's GridSearchCV on joblib's Dask backend: every (grid point, fold)
-fit is a task on a Dask cluster. By default a local cluster of --workers
+Cross-validated grid search of an MKLClassifier over C x p x kernel sets:
+every (grid point, fold) fit is a task on a Dask cluster, scored exactly as
+scikit-learn's GridSearchCV scores it. By default a local cluster of --workers
 single-threaded worker processes is started and closed; --scheduler connects
 to a running one instead (started with 'dask scheduler' and
 'dask worker tcp://HOST:8786' on each machine; it is left running).
+
+The data go to every worker, so a worker that dies loses nothing: its fits run
+again elsewhere. Each finished fit is appended at once to OUT.fits.csv (beside
+--out): fold, fit time, score, certified rel_gap and status. If the sweep
+stops (Ctrl-C, a crash, every worker gone), run the same command with --resume:
+only the missing fits run, and the table is the one of an uninterrupted sweep
+(a log written for other data, grid or folds is refused). --search halving
+uses scikit-learn's successive halving (HalvingGridSearchCV) for large grids.
 
 Data: --data FILE.npz with arrays X (n, d) and y (n,), used as given (scale
 the features beforehand). Without --data: scikit-learn's breast-cancer data
 (569 points, 30 features), standardized.
 
-It prints the best parameters, their mean cross-validated score, the Dask
-dashboard link (live with bokeh>=3.1 installed) and writes one CSV row per
-grid point to --out: param_C, param_p, param_kernels (when --kernels-set is
+A progress bar of fits done / total with its ETA goes to stderr (--quiet: off),
+with the Dask dashboard link while the cluster runs (live with bokeh>=3.1).
+It prints the best parameters and their mean cross-validated score and writes
+one CSV row per grid point to --out: param_C, param_p, param_kernels (when --kernels-set is
 given), mean_test_score, std_test_score, rank_test_score, mean_fit_time.
 Needs the dask extra: pip install -e ".[dask]".
 
 Exit status 0 when done, 2 for bad input (also: dask missing, scheduler
-unreachable), 130 when interrupted.
+unreachable, no worker left: the message says how many fits are saved), 130
+when interrupted (the finished fits stay in OUT.fits.csv).
 """
 
 OUT_SUFFIXES = (".csv",)
@@ -103,7 +114,14 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
     sub.add_argument("--connect-timeout", type=positive_float, default=10.0, metavar="SECONDS",
                      help="seconds to wait for --scheduler (default 10)")
     sub.add_argument("--out", default="mklopt_sweep.csv", metavar="FILE.csv",
-                     help="where to write the results table (default %(default)s)")
+                     help="where to write the results table (default %(default)s); every "
+                     "finished fit goes to FILE.fits.csv at once")
+    sub.add_argument("--resume", action="store_true",
+                     help="continue the interrupted sweep logged in FILE.fits.csv (same data, grid, "
+                     "folds): only the missing fits run")
+    sub.add_argument("--search", choices=["grid", "halving"], default="grid",
+                     help="grid (default) or successive halving (HalvingGridSearchCV; no log)")
+    sub.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.set_defaults(handler=run)
 
 
@@ -135,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
     """The sweep described in ``mklopt sweep --help``."""
     from ..estimators import MKLClassifier
     from ..sweep import sweep
+    from ..sweep_log import fits_path
 
     start = time.perf_counter()
     out = check_out(args.out, OUT_SUFFIXES)
@@ -152,21 +171,30 @@ def run(args: argparse.Namespace) -> int:
     grid = {"C": args.C, "p": args.p}
     if args.kernel_sets:
         grid["kernels"] = args.kernel_sets
+    log = fits_path(out)
+    if args.resume and not log.exists():
+        raise InvalidInputError(f"--resume: there is no log {log} of an earlier run of this sweep.")
+    grid_search = args.search == "grid"
     res = sweep(X, y, grid, estimator=estimator, cv=args.cv, scheduler=args.scheduler,
-                n_workers=args.workers, scoring=args.scoring,
-                connect_timeout=args.connect_timeout)
+                n_workers=args.workers, scoring=args.scoring, progress=not args.quiet,
+                connect_timeout=args.connect_timeout, search=args.search,
+                log=log if grid_search and not args.resume else None,
+                resume=log if grid_search and args.resume else None)
     res.to_csv(out)
     rows = sorted(res.rows, key=lambda row: row["rank_test_score"])
     shown = [{key: _short(value) for key, value in row.items()} for row in rows[:10]]
     print(table(shown, [(key, key) for key in rows[0]]))
     if len(rows) > len(shown):
         print(f"... {len(rows) - len(shown)} more rows in {out}")
-    best_row = res.rows[res.search.best_index_]
+    best_row = res.rows[res.best_index]
     best = ", ".join(f"{key[len('param_'):]}={_short(value)}" for key, value in best_row.items()
                      if key.startswith("param_"))
     print(f"best params: {best}")
     metric = args.scoring or "accuracy"
     print(f"best score : {res.best_score_:.4f} (mean {metric} over {args.cv} folds)")
-    print(f"dashboard  : {res.dashboard_link}")
-    print(f"wrote {out} ({len(rows)} rows; {res.n_fits} fits in {time.perf_counter() - start:.1f} s)")
+    if args.scheduler:
+        print(f"dashboard  : {res.dashboard_link}")
+    ran = f"{res.n_fits} fits" if res.n_run == res.n_fits else f"{res.n_run} of {res.n_fits} fits"
+    print(f"wrote {out} ({len(rows)} rows; {ran} in {time.perf_counter() - start:.1f} s"
+          + (f"; per-fit log {res.log})" if res.log else ")"))
     return EXIT_OK

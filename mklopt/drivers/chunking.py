@@ -56,7 +56,7 @@ class Chunking(Driver):
     tol : float
         Target certified relative gap.
     Q : int, optional
-        SMO pair updates between θ-steps (at least 2; default ``max(50, n // 4)``).
+        SMO pair updates between θ-steps (at least 2; default 100).
     cache_mb : float
         Memory for cached kernel columns, in MB (default 256): columns of
         :math:`K_\\mu` while the weights are fixed and, for kernels on the fly, the
@@ -79,7 +79,7 @@ class Chunking(Driver):
         self.tol = tol
         self.Q = _check_Q(Q, n)
         self.oracle = oracle_of(data.kernels)
-        self.dots, self.cache = _caches(data.kernels, cache_mb, self.oracle[0] == LAZY)
+        self.dots, self.cache = _caches(data.kernels, cache_mb, self.oracle[0] == LAZY, self.Q)
         self.table = _table(self.oracle)
         self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
             self.table, self.oracle[8][:, 0], self.oracle[10])
@@ -223,14 +223,20 @@ def _scale(cert: Certificate) -> float:
 
 def _check_Q(Q, n: int) -> int:
     if Q is None:
-        return max(50, n // 4)
+        return 100
     if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 2:
-        raise InvalidInputError(f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
+        raise InvalidInputError(
+            f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
     return int(Q)
 
 
-def _caches(kernels, cache_mb, lazy: bool) -> tuple[tuple, tuple]:
-    """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes."""
+def _caches(kernels, cache_mb, lazy: bool, Q: int) -> tuple[tuple, tuple]:
+    """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes.
+
+    K_mu columns live only while the weights are fixed (one chunk: at most 2Q
+    indices), so they get 2Q + 2 slots; on the fly the inner products
+    :math:`X x_i`, valid for the whole run, get the rest.
+    """
     if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
             or not math.isfinite(cache_mb) or cache_mb <= 0:
         raise InvalidInputError(f"cache_mb must be a positive number of megabytes, got {cache_mb!r}.")
@@ -241,8 +247,8 @@ def _caches(kernels, cache_mb, lazy: bool) -> tuple[tuple, tuple]:
         raise InvalidInputError(
             f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
             f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
-    dot_slots = slots // 2 if lazy else 0
-    return new_cache(kernels.n, dot_slots), new_cache(kernels.n, slots - dot_slots)
+    combined = min(2 * Q + 2, slots - 1) if lazy else min(2 * Q + 2, slots)
+    return new_cache(kernels.n, slots - combined if lazy else 0), new_cache(kernels.n, combined)
 
 
 def _table(oracle: tuple) -> tuple:

@@ -34,8 +34,10 @@ from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
 from ..kernels._normalize import normalize_test
 from ..kernels.approximate import APPROXIMATIONS
+from ..kernels.lazy import lazy_supported
 from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
+from ..regularizers.sets import Penalty
 from ..result import MKLResult, decision_values
 from .kernel_specs import diagonals, resolve_kernel_specs
 
@@ -48,6 +50,10 @@ EXACT = "exact"
 AUTO = "auto"
 #: Largest number of training points for which ``driver="auto"`` solves exactly.
 AUTO_EXACT_MAX_N = 200
+#: From this many training points ``driver="auto"`` uses the interleaved ``"chunking"`` (hinge).
+AUTO_CHUNKING_MIN_N = 4000
+#: ``driver="chunking"`` computes kernels on the fly when the dense stack would exceed this (bytes).
+LAZY_STACK_BYTES = 2 * 2**30
 #: Registered drivers of other problems (not MKL over a weight set).
 _VKR_DRIVERS = ("vkr_cd",)
 #: Stop reasons of the outer loops that mean "not converged".
@@ -118,7 +124,11 @@ class MKLEstimatorBase(BaseEstimator):
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
         theta = self.theta if self.normalization == "tail_sum" else None
         rank = getattr(self, "rank", None)
-        if rank is None:
+        self.driver_ = self._resolve_driver(X.shape[0])
+        if rank is None and self._on_the_fly(X):
+            self.rank_ = None
+            ks = KernelSet.from_data(X, self.kernel_specs_, lazy=True, normalization=self.normalization)
+        elif rank is None:
             self.rank_ = None
             ks = KernelSet.from_data(X, self.kernel_specs_, normalization=self.normalization, theta=theta)
         else:  # low-rank factors; a Nystroem approximation has at most n landmarks
@@ -128,16 +138,29 @@ class MKLEstimatorBase(BaseEstimator):
             if self.normalization is not None:
                 ks = ks.normalized(self.normalization, theta=theta)
         self.kernel_names_ = list(ks.names)
-        self.driver_ = self._resolve_driver(ks.n)
         return ks
 
     def _resolve_driver(self, n: int) -> str:
+        """``driver``, or for ``"auto"``: exact up to 200 points; the interleaved ``"chunking"``
+        for the hinge from 4000 points or on low-rank factors; else the cutting plane (p = 1)
+        or the wrapper."""
         if self.driver != AUTO:
             return self.driver
         if n <= AUTO_EXACT_MAX_N:
             return EXACT
         reg = as_regularizer(self.regularizer, self.p)
+        if self._loss_name() == "hinge" and not isinstance(reg, Penalty) and (
+                n >= AUTO_CHUNKING_MIN_N or getattr(self, "rank", None) is not None):
+            return "chunking"
         return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
+
+    def _on_the_fly(self, X: np.ndarray) -> bool:
+        """Kernels on the fly: driver ``"chunking"`` and a dense stack above ``LAZY_STACK_BYTES``."""
+        n = X.shape[0]
+        if self.driver_ != "chunking" or 8.0 * len(self.kernel_specs_) * n * n <= LAZY_STACK_BYTES:
+            return False
+        return self.normalization in (None, "trace", "spherical") and all(
+            lazy_supported(spec, X.shape[1]) for spec in self.kernel_specs_)
 
     def _solve(self, kernel_set: KernelSet, y, loss: Loss | str, C: float = 1.0) -> MKLResult:
         """One certified MKL problem on the training kernels, exact or by an outer loop."""

@@ -12,7 +12,8 @@ from numba.extending import intrinsic
 
 __all__ = ["exp_nonpositive", "as_float", "as_int"]
 
-_LN2_HI, _LN2_LO, _INV_LN2 = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1.44269504088896338700e+00
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO
+_INV_LN2 = 1.44269504088896338700e+00
 _MAGIC = 6755399441055744.0 + 1023.0  # 2^52 + 2^51 + bias: k + _MAGIC holds k + 1023 in its low bits
 
 

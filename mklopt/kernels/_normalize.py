@@ -7,15 +7,11 @@ new stack.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError, RankError
 
-if TYPE_CHECKING:
-    from .kernelset import KernelSet
 
 __all__ = ["NORMALIZATIONS", "normalize_test"]
 
@@ -26,7 +22,7 @@ class _Normalizing:
     """Mixin of :class:`~mklopt.kernels.KernelSet`: normalizations and test transforms."""
 
     def normalized(self, method: str = "trace", *, target: float = 1.0,
-                   theta: int | None = None) -> "KernelSet":
+                   theta: int | None = None) -> "_Normalizing":
         """Return a new, normalized set (this one is unchanged).
 
         Parameters
@@ -82,7 +78,7 @@ class _Normalizing:
         vals = scipy.linalg.eigvalsh(self.K[m], check_finite=False)
         return int(np.sum(vals > 1e-10 * max(vals[-1], 1e-300)))
 
-    def _spherical(self) -> "KernelSet":
+    def _spherical(self) -> "_Normalizing":
         diag = np.einsum("mii->mi", self.K).copy()
         if np.any(diag <= 0):
             m = int(np.nonzero((diag <= 0).any(axis=1))[0][0])

@@ -25,10 +25,11 @@ import numpy as np
 from numba import njit, prange
 
 from ._fastexp import exp_nonpositive as _exp
-from .rbf_table import NO_KERNEL_TABLE, accumulate_tabulated, table_column
+from .rbf_table import accumulate_tabulated, table_column
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
-           "reset_cache", "combined_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle", "kernel_diagonals"]
+           "reset_cache", "combined_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
+           "kernel_diagonals"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2
@@ -54,7 +55,7 @@ def reset_cache(cache) -> None:
 
 @njit(cache=True)
 def cached_slot(cache, i):
-    """``(slot, hit)``: the slot of column ``i``; on a miss the least recently used slot, now owned by ``i``."""
+    """``(slot, hit)``: the slot of column ``i``; on a miss, the least recently used slot (now ``i``'s)."""
     _, slot_of, owner, last, counters = cache
     counters[0] += 1
     s = slot_of[i]
@@ -172,7 +173,7 @@ def combined_column(oracle, dots, table, mu, i, out):
 
 @njit(cache=True, parallel=True)
 def _add_lazy(oracle, index, delta, dots_block, G, skip):
-    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` from the inner-product columns of the block, kernels over the cores."""
+    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` from the block's inner products, kernels over the cores."""
     for m in prange(G.shape[0]):
         if skip.shape[0] and skip[m]:
             continue
@@ -188,7 +189,7 @@ def add_columns(oracle, dots, index, delta, G, ktable):
     are interpolated (relative error ~3e-12, several times faster); the others
     are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``).
     """
-    kind, stack, F, owner, offsets = oracle[0], oracle[1], oracle[2], oracle[3], oracle[4]
+    kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
     if kind == FACTORS:
         z = np.zeros(F.shape[1])
         for k in range(index.shape[0]):

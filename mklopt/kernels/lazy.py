@@ -38,7 +38,7 @@ from .construct import _parse_spec, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
 
-__all__ = ["LazyKernelSet", "subset_sketch"]
+__all__ = ["LazyKernelSet", "subset_sketch", "lazy_supported"]
 
 _BLOCK_BYTES = 64 * 2**20
 
@@ -198,6 +198,15 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
         kernel_entries(oracle, dots, index, i, column)
         block[:, :, k] = column
     return np.einsum("ia,mij,jb->mab", W, block, W)
+
+
+def lazy_supported(spec: Any, d: int) -> bool:
+    """Whether ``spec`` can be computed on the fly (over ``d`` features)."""
+    try:
+        _parse(spec, d)
+    except KernelError:
+        return False
+    return True
 
 
 def _check_data(X: Any, d: int | None = None) -> np.ndarray:

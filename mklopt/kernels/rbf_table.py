@@ -35,6 +35,8 @@ BITS = 8
 _SHIFT = 52 - BITS
 _LINEAR_ERROR = 1e-12
 _MAX_CELLS = 1 << 16
+#: Largest per-kernel table (values and slopes of every kernel on every knot).
+KERNEL_TABLE_BYTES = 256 * 2**20
 NO_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zeros(0), np.zeros(0))
 
 
@@ -110,10 +112,11 @@ def kernel_table(table: tuple, gammas: np.ndarray, scale: np.ndarray) -> tuple:
     :math:`(c_m, -\\gamma_m c_m)` for the line below the first knot; independent of
     the weights (built once). Kernels not tabulated have zero columns. Used to
     bring the per-kernel gradients up to date between weight steps
-    (:func:`accumulate_tabulated`).
+    (:func:`accumulate_tabulated`). Above ``KERNEL_TABLE_BYTES`` (many kernels) there
+    is none: the gradients are then updated exactly.
     """
     tabulated, spec, knots = table[0], table[1], table[2]
-    if not tabulated.shape[0]:
+    if not tabulated.shape[0] or 16 * knots.size * tabulated.size > KERNEL_TABLE_BYTES:
         return NO_KERNEL_TABLE
     rates = np.where(tabulated, np.asarray(gammas, dtype=float), 0.0)
     scales = np.where(tabulated, np.asarray(scale, dtype=float), 0.0)

@@ -1,0 +1,207 @@
+"""Sweeps that survive a lost worker, keep every finished fit and resume (issue 25).
+
+Real ``dask.distributed`` clusters (worker processes started by the code under test
+or by the test), real SIGKILLs; the reference is scikit-learn's sequential
+``GridSearchCV`` on the same folds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
+
+from mklopt import MKLClassifier
+from mklopt.cli import main
+from mklopt.exceptions import BackendError, InvalidInputError
+from mklopt.sweep import sweep
+from mklopt.sweep_log import FIT_COLUMNS, fits_path
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                                reason='needs the dask extra: pip install -e ".[dask]"')
+
+GRID = {"C": [0.1, 1, 10], "p": [1, 2]}
+
+
+def _estimator() -> MKLClassifier:
+    return MKLClassifier(kernels=["linear", "rbf"], driver="wrapper", tol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_breast_cancer(return_X_y=True)
+    idx = np.random.default_rng(1).choice(len(y), 120, replace=False)
+    return StandardScaler().fit_transform(X[idx]), y[idx]
+
+
+@pytest.fixture(scope="module")
+def sequential(data):
+    return GridSearchCV(_estimator(), GRID, cv=3).fit(*data)
+
+
+def _rows(log) -> int:
+    try:
+        return max(0, len(log.read_text().splitlines()) - 2)
+    except FileNotFoundError:
+        return 0
+
+
+def _assert_same_table(result, sequential) -> None:
+    assert result.best_params_ == sequential.best_params_
+    np.testing.assert_allclose(result.cv_results["mean_test_score"],
+                               sequential.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(result.cv_results["rank_test_score"],
+                                  sequential.cv_results_["rank_test_score"])
+
+
+def _worker_pids() -> list[int]:
+    import psutil
+
+    pids = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "spawn_main" in " ".join(child.cmdline()):
+                pids.append(child.pid)
+        except psutil.Error:
+            continue
+    return pids
+
+
+def test_a_worker_killed_mid_sweep_loses_nothing(data, sequential, tmp_path):
+    log = tmp_path / "fits.csv"
+    killed: list[int] = []
+
+    def kill_one_worker():
+        deadline = time.monotonic() + 120
+        while _rows(log) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = _worker_pids()
+        if pids:
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    watcher = threading.Thread(target=kill_one_worker, daemon=True)
+    watcher.start()
+    result = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=2, progress=False, log=log)
+    watcher.join(5)
+    assert killed, "no worker process was found to kill"
+    assert _rows(log) == result.n_fits == 18  # every fit scored and logged once
+    _assert_same_table(result, sequential)
+
+
+def test_resume_runs_only_the_missing_fits(data, sequential, tmp_path):
+    log = tmp_path / "fits.csv"
+    full = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=2, progress=False, log=log)
+    lines = log.read_text().splitlines(keepends=True)
+    assert lines[0].startswith("# mklopt-sweep-fits") and lines[1].strip() == ",".join(FIT_COLUMNS)
+    log.write_text("".join(lines[:2 + 7]) + lines[2 + 7][:10])  # 7 fits kept, one cut short
+    resumed = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=2, progress=False,
+                    resume=log)
+    assert resumed.n_run == 18 - 7
+    assert resumed.cv_results["params"] == full.cv_results["params"]
+    for key in ("mean_test_score", "std_test_score", "rank_test_score"):
+        np.testing.assert_array_equal(resumed.cv_results[key], full.cv_results[key])
+    _assert_same_table(resumed, sequential)
+    statuses = [line.rsplit(",", 1)[-1].strip() for line in log.read_text().splitlines()[2:]]
+    assert len(statuses) == 18 and set(statuses) <= {"converged", "optimal"}
+
+
+def test_resume_refuses_the_log_of_another_sweep(data, tmp_path):
+    log = tmp_path / "fits.csv"
+    sweep(*data, {"C": [1.0]}, estimator=_estimator(), cv=2, n_workers=1, progress=False, log=log)
+    for grid, cv in (({"C": [10.0]}, 2), ({"C": [1.0]}, 3)):
+        with pytest.raises(InvalidInputError, match="another sweep"):
+            sweep(*data, grid, estimator=_estimator(), cv=cv, n_workers=1, progress=False,
+                  resume=log)
+    X, y = data
+    with pytest.raises(InvalidInputError, match="another sweep"):
+        sweep(X[:100], y[:100], {"C": [1.0]}, estimator=_estimator(), cv=2, n_workers=1,
+              progress=False, resume=log)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_all_workers_gone_says_what_is_saved(data, tmp_path):
+    """A scheduler and one worker as separate processes (no nanny); the worker is SIGKILLed."""
+    import subprocess
+    import sys
+
+    from dask.distributed import Client
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
+                                  "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"],
+                                 **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
+                               "--no-nanny", "--no-dashboard"], **quiet)
+    log = tmp_path / "fits.csv"
+    try:
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(1, timeout=60)
+
+        def kill_the_worker():
+            deadline = time.monotonic() + 120
+            while _rows(log) < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            worker.kill()
+
+        watcher = threading.Thread(target=kill_the_worker, daemon=True)
+        watcher.start()
+        with pytest.raises(BackendError, match=r"(workers are gone|has no workers) .*fits finished, "
+                                               r"saved in") as info:
+            sweep(*data, {"C": list(np.logspace(-2, 3, 16)), "p": [1, 4 / 3, 2]},
+                  estimator=_estimator(), cv=3, scheduler=address, connect_timeout=3,
+                  progress=False, log=log)
+        watcher.join(5)
+    finally:
+        worker.kill()
+        scheduler.kill()
+    assert 2 <= _rows(log) < 144
+    assert f": {_rows(log)} fits finished, saved in {log}" in str(info.value)
+
+
+def test_successive_halving(data):
+    result = sweep(*data, {"C": [0.1, 1, 10, 100], "p": [1, 2]}, estimator=_estimator(), cv=3,
+                   n_workers=2, progress=False, search="halving")
+    assert result.search is not None and result.best_params_ == result.search.best_params_
+    assert {"iter", "n_resources", "param_C", "mean_test_score"} <= set(result.rows[0])
+    with pytest.raises(InvalidInputError, match="search"):
+        sweep(*data, GRID, search="random", progress=False)
+
+
+def test_cli_resume(data, tmp_path, capsys):
+    npz = tmp_path / "Xy.npz"
+    np.savez(npz, X=data[0], y=data[1])
+    out = tmp_path / "sweep.csv"
+    argv = ["sweep", "--data", str(npz), "--C", "0.1,10", "--p", "1", "--cv", "2",
+            "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
+    assert main(argv) == 0
+    first = out.read_text()
+    log = fits_path(out)
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:3]))
+    assert main(argv + ["--resume"]) == 0
+    captured = capsys.readouterr()
+    assert "3 of 4 fits" in captured.out
+
+    def scores(text):  # every column but the fit times, which differ between runs
+        return [line.rsplit(",", 1)[0] for line in text.splitlines()]
+
+    assert scores(out.read_text()) == scores(first)
+    assert main(["sweep", "--data", str(npz), "--resume", "--out", str(tmp_path / "none.csv")]) == 2
+    assert "no log" in capsys.readouterr().err
