@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"solving: {ks.M} kernels, n = {ks.n}; driver {args.driver}, tol {tol:g}", flush=True)
         result = fit(ks, y, args.driver, C=args.C, p=p, tol=tol, max_iter=args.max_iter,
                      time_limit=args.time_limit, backend=args.backend, **params)
+        if result.status == "interrupted":  # Ctrl-C: the command's contract is exit 130, no --out
+            raise KeyboardInterrupt
     else:
         formulation = args.formulation or "lp_dual"
         p, extra = norm_options(args, formulation)
