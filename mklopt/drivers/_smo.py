@@ -18,6 +18,11 @@ valid while μ is fixed) and changes :math:`\\hat g` by
 accumulated in ``delta`` over the touched indices so that the per-kernel
 gradients can be brought up to date once per chunk
 (:func:`mklopt.kernels.columns.add_columns`).
+
+Developers: numba caches compiled code in ``__pycache__`` and does not
+recompile a cached function when a jitted function it calls changes in
+*another* file. After editing ``mklopt/kernels/columns.py``, ``rbf_table.py``
+or ``_fastexp.py``, delete ``mklopt/**/__pycache__/*.nbi`` and ``*.nbc``.
 """
 
 from __future__ import annotations
