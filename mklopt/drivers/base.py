@@ -70,8 +70,13 @@ class Driver:
         self.data = data
 
     def start(self) -> np.ndarray:
-        """Initial weights."""
-        raise NotImplementedError
+        """Initial weights: ``init_weights`` (a warm start) moved into Θ, else the weight
+        step at equal block norms, :math:`\\arg\\min_{\\mu\\in\\Theta}\\sum_m 1/\\mu_m`."""
+        reg = self.data.regularizer
+        init = getattr(self, "init_weights", None)
+        if init is not None:
+            return reg.into_set(init)
+        return reg.argmin_weights(np.ones(self.data.M))
 
     def step(self, weights: np.ndarray) -> Step:
         raise NotImplementedError

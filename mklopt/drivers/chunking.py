@@ -117,12 +117,6 @@ class Chunking(Driver):
         self.touched[index] = False
         self.count[0] = 0
 
-    def start(self) -> np.ndarray:
-        reg = self.data.regularizer
-        if self.init_weights is not None:
-            return reg.into_set(self.init_weights)
-        return reg.argmin_weights(np.ones(self.data.M))
-
     # -------------------------------------------------------------- step
     def step(self, weights: np.ndarray) -> Step:
         d = self.data

@@ -188,12 +188,6 @@ class CuttingPlane(Driver):
                 self.lp.add_cut(offset, s)
 
     # -------------------------------------------------------------- loop
-    def start(self) -> np.ndarray:
-        reg = self.data.regularizer
-        if self.init_weights is not None:
-            return reg.into_set(self.init_weights)
-        return reg.argmin_weights(np.ones(self.data.M))
-
     def step(self, weights: np.ndarray) -> Step:
         """SVM at ``weights`` (the oracle), its cut, then the master for the next weights.
 

@@ -30,11 +30,6 @@ class Wrapper(Driver):
         self.inner = make_inner(inner, data, tol, backend)
         self.init_weights = init_weights
 
-    def start(self) -> np.ndarray:
-        if self.init_weights is not None:
-            return self.data.regularizer.into_set(self.init_weights)
-        return self.data.regularizer.argmin_weights(np.ones(self.data.M))
-
     def step(self, weights: np.ndarray) -> Step:
         alpha, cert = self.svm_step(weights)
         wnorm2 = cert.weights**2 * cert.s

@@ -122,13 +122,13 @@ def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
 
 
 @njit(cache=True, parallel=True)
-def _combined_lazy(oracle, mu, i, dot, out):
+def _combined_lazy(oracle, mu, i, dot, out, skip):
     """``out += K_mu[:, i]`` on the fly, the points in blocks of 4096 over the cores."""
     size = 4096
     for part in prange((dot.shape[0] + size - 1) // size):
         start, stop = part * size, min((part + 1) * size, dot.shape[0])
         for m in range(mu.shape[0]):
-            if mu[m] != 0.0:
+            if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
                 _accumulate(oracle, m, i, dot, mu[m], out, start, stop)
 
 
@@ -147,21 +147,20 @@ def combined_column(oracle, dots, table, mu, i, out):
         out[:] = F @ w
     elif kind == LAZY:
         dot = _dot_column(oracle, dots, i)
-        tabulated = table[0]
-        exact = mu.copy()
-        if tabulated.shape[0]:
+        skip = table[0]  # kernels the table already holds
+        if skip.shape[0]:
             table_column(oracle, table, i, dot, out)
-            for m in range(mu.shape[0]):
-                if tabulated[m]:
-                    exact[m] = 0.0
         else:
             out[:] = 0.0
-        if dot.shape[0] * np.count_nonzero(exact) >= _PARALLEL_WORK:
-            _combined_lazy(oracle, exact, i, dot, out)
+        rest = 0
+        for m in range(mu.shape[0]):
+            rest += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
+        if dot.shape[0] * rest >= _PARALLEL_WORK:
+            _combined_lazy(oracle, mu, i, dot, out, skip)
         else:
             for m in range(mu.shape[0]):
-                if exact[m] != 0.0:
-                    _accumulate(oracle, m, i, dot, exact[m], out, 0, dot.shape[0])
+                if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
+                    _accumulate(oracle, m, i, dot, mu[m], out, 0, dot.shape[0])
     else:
         out[:] = 0.0
         for m in range(mu.shape[0]):

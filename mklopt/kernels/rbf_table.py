@@ -83,6 +83,18 @@ def fill_table(oracle, mu, table):
             slopes[k] -= gamma * e
 
 
+@njit(cache=True, inline="always")
+def _hermite(D, knots, low, last):
+    """Cell ``k`` of ``D`` (``D >= knots[0]``) and the cubic Hermite weights of
+    ``(values[k], slopes[k], values[k+1], slopes[k+1])``."""
+    k = min((as_int(D) >> _SHIFT) - low, last)
+    h = knots[k + 1] - knots[k]
+    s = (D - knots[k]) / h
+    s2 = s * s
+    s3 = s2 * s
+    return k, 2.0 * s3 - 3.0 * s2 + 1.0, (s3 - 2.0 * s2 + s) * h, 3.0 * s2 - 2.0 * s3, (s3 - s2) * h
+
+
 @njit(cache=True)
 def table_column(oracle, table, i, dot, out):
     """``out = phi_mu(D[:, i])`` by cubic Hermite interpolation (exactly ``phi_mu(0)`` at t = i)."""
@@ -95,13 +107,8 @@ def table_column(oracle, table, i, dot, out):
         if D < knots[0]:
             out[t] = phi0 + slope0 * D
             continue
-        k = min((as_int(D) >> _SHIFT) - low, last)
-        h = knots[k + 1] - knots[k]
-        s = (D - knots[k]) / h
-        s2 = s * s
-        s3 = s2 * s
-        out[t] = ((2.0 * s3 - 3.0 * s2 + 1.0) * values[k] + (s3 - 2.0 * s2 + s) * h * slopes[k]
-                  + (3.0 * s2 - 2.0 * s3) * values[k + 1] + (s3 - s2) * h * slopes[k + 1])
+        k, a, b, c, d = _hermite(D, knots, low, last)
+        out[t] = a * values[k] + b * slopes[k] + c * values[k + 1] + d * slopes[k + 1]
     out[i] = phi0
 
 
@@ -147,13 +154,8 @@ def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
                 for m in range(M):
                     acc[m] += w * (origin[0, m] + origin[1, m] * D)
                 continue
-            j = min((as_int(D) >> _SHIFT) - low, last)
-            h = knots[j + 1] - knots[j]
-            s = (D - knots[j]) / h
-            s2 = s * s
-            s3 = s2 * s
-            a, b = w * (2.0 * s3 - 3.0 * s2 + 1.0), w * (s3 - 2.0 * s2 + s) * h
-            c, d = w * (3.0 * s2 - 2.0 * s3), w * (s3 - s2) * h
+            j, a, b, c, d = _hermite(D, knots, low, last)
+            a, b, c, d = w * a, w * b, w * c, w * d
             for m in range(M):
                 acc[m] += a * values[j, m] + b * slopes[j, m] + c * values[j + 1, m] + d * slopes[j + 1, m]
         for m in range(M):
