@@ -1,7 +1,7 @@
 """The per-fit log of a sweep: one CSV row per finished (candidate, fold), appended as it completes.
 
 The log is what makes a sweep resumable. Its first line names the sweep it
-belongs to, ``# mklopt-sweep-fits fingerprint=<sha256> fits=<total>``: a hash of X,
+belongs to, ``# mklopt-sweep-fits v1 fingerprint=<sha256> fits=<total>``: a hash of X,
 y, the candidates, the estimator's parameters, the scorer and the folds' test
 indices. Then a header and one row per fit: ``candidate``, ``fold``, the
 candidate's ``params`` (JSON), ``score``, ``fit_time``, ``rel_gap`` and ``status``
@@ -31,6 +31,7 @@ from .exceptions import InvalidInputError
 __all__ = ["FitsLog", "FIT_COLUMNS", "sweep_fingerprint", "fits_path"]
 
 MAGIC = "# mklopt-sweep-fits"
+FORMAT = "v1"
 FIT_COLUMNS = ("candidate", "fold", "params", "score", "fit_time", "rel_gap", "status")
 
 
@@ -87,17 +88,24 @@ class FitsLog:
         if not lines[0].startswith(MAGIC):
             raise InvalidInputError(f"{self.path} is not an mklopt sweep log (first line "
                                     f"{lines[0][:60]!r}); pass another output path.")
+        if not lines[0].startswith(f"{MAGIC} {FORMAT} "):
+            raise InvalidInputError(
+                f"{self.path} is a sweep log of another format ({lines[0][len(MAGIC):].split()[:1]}, "
+                f"this mklopt writes {FORMAT}); it cannot be resumed: run the sweep without resume.")
         if f"fingerprint={self.fingerprint}" not in lines[0]:
             raise InvalidInputError(
                 f"{self.path} was written by another sweep (other data, grid, estimator, scorer or "
                 "folds): resuming would mix the two. Remove it, or write this sweep elsewhere.")
         complete = "\n".join(lines[1:-1])  # the last piece has no newline: cut short, or empty
         done = {}
-        for row in csv.DictReader(io.StringIO(complete)):
-            if set(FIT_COLUMNS) <= set(row):
+        for number, row in enumerate(csv.DictReader(io.StringIO(complete)), start=3):
+            try:
                 row["score"] = float(row["score"]) if row["score"] else float("nan")
                 row["fit_time"] = float(row["fit_time"])
                 done[(int(row["candidate"]), int(row["fold"]))] = row
+            except (KeyError, TypeError, ValueError):
+                raise InvalidInputError(f"{self.path} is damaged at line {number} ({row}); it "
+                                        "cannot be resumed: run the sweep without resume.") from None
         return done
 
     def start(self, resume: bool) -> dict[tuple[int, int], dict[str, Any]]:
@@ -107,7 +115,7 @@ class FitsLog:
             header = io.StringIO()
             csv.writer(header, lineterminator="\n").writerow(FIT_COLUMNS)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(f"{MAGIC} fingerprint={self.fingerprint} fits={self.total}\n"
+            self.path.write_text(f"{MAGIC} {FORMAT} fingerprint={self.fingerprint} fits={self.total}\n"
                                  + header.getvalue(), encoding="utf-8")
         return done
 

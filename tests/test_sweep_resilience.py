@@ -205,3 +205,64 @@ def test_cli_resume(data, tmp_path, capsys):
     assert scores(out.read_text()) == scores(first)
     assert main(["sweep", "--data", str(npz), "--resume", "--out", str(tmp_path / "none.csv")]) == 2
     assert "no log" in capsys.readouterr().err
+
+
+def _sweep_argv(npz, out) -> list[str]:
+    return ["sweep", "--data", str(npz), "--C", "0.01,0.1,1,10,100", "--p", "1,2", "--cv", "3",
+            "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
+
+
+def test_cli_interrupted_by_sigint_then_resumed(data, tmp_path):
+    """SIGINT to a CLI child after some fits: exit 130, one line; --resume runs only the rest."""
+    import subprocess
+    import sys
+
+    npz = tmp_path / "Xy.npz"
+    np.savez(npz, X=data[0], y=data[1])
+    out, full = tmp_path / "cut.csv", tmp_path / "full.csv"
+    command = [sys.executable, "-m", "mklopt.cli", *_sweep_argv(npz, out)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = fits_path(out)
+    deadline = time.monotonic() + 180
+    while _rows(log) < 3 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "mklopt sweep: interrupted"
+    kept = _rows(log)
+    assert 3 <= kept < 30 and not out.exists()
+    resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
+    assert f"{30 - kept} of 30 fits" in resumed.stdout  # the finished fits were not redone
+    assert _rows(log) == 30
+    assert main(_sweep_argv(npz, full)) == 0
+
+    def scores(path):  # every column but the fit times
+        return [line.rsplit(",", 1)[0] for line in path.read_text().splitlines()]
+
+    assert scores(out) == scores(full)
+
+
+@pytest.mark.parametrize("content, match", [
+    ("not a log at all\n", "not an mklopt sweep log"),
+    ("# mklopt-sweep-fits fingerprint=abc fits=4\ncandidate,fold\n", "another format"),
+    (None, "damaged at line 3"),
+])
+def test_resume_of_a_bad_log_is_a_clear_error(data, tmp_path, capsys, content, match):
+    npz = tmp_path / "Xy.npz"
+    np.savez(npz, X=data[0], y=data[1])
+    out = tmp_path / "s.csv"
+    argv = ["sweep", "--data", str(npz), "--C", "1", "--p", "1", "--cv", "2", "--driver", "wrapper",
+            "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
+    log = fits_path(out)
+    if content is None:  # a log of this very sweep whose first row was overwritten
+        assert main(argv) == 0
+        lines = log.read_text().splitlines(keepends=True)
+        log.write_text("".join(lines[:2]) + "0,zero,{},x,y,,\n")
+    else:
+        log.write_text(content)
+    capsys.readouterr()
+    assert main(argv + ["--resume"]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
