@@ -5,7 +5,6 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
-from .alignment import learn_weights
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
@@ -19,6 +18,7 @@ from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, LpBa
                            Regularizer, VKRPenalty, WeightedL1, block_from_weight_norm,
                            weight_from_block_norm)
 from .result import Certificate, MKLResult
+from .weight_methods import learn_weights
 
 __version__ = "0.1.0"
 

@@ -25,8 +25,8 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..alignment import METHODS as WEIGHT_METHODS
-from ..alignment import learn_weights
+from ..weight_methods import METHODS as WEIGHT_METHODS
+from ..weight_methods import learn_weights
 from ..api import fit as _fit_loop
 from ..api import solve as _solve_exact
 from .._validation import check_max_iter, check_tol
@@ -70,18 +70,22 @@ def check_rank(rank) -> int:
 
 
 def driver_names(loss: str = "hinge") -> list[str]:
-    """``"exact"``, the registered MKL drivers written for ``loss`` and the alignment weights.
+    """``"exact"``, the registered MKL drivers written for ``loss`` and the weight methods.
 
-    ``"align"``/``"alignf"`` (:func:`mklopt.learn_weights`) fix the weights from
-    the labels first, then fit the loss at those weights; they need labels or
-    targets (not the one-class or shared multiclass problems).
+    The weight methods (:func:`mklopt.learn_weights`: ``"align"``, ``"alignf"``,
+    ``"easymkl"``, ``"rmkl"``, ``"gram"``, ``"memo"``, ``"pwmk"``, ``"fheuristic"``)
+    fix the weights from the labels first, then fit the loss at those weights;
+    they need two-class labels (the alignment methods also real targets), not
+    the one-class or shared multiclass problems.
     """
     from ..drivers import DRIVERS
 
     usable = [d for d, cls in DRIVERS.items() if d not in _VKR_DRIVERS
               and (getattr(cls, "losses", None) is None or loss in cls.losses)]
-    align = list(WEIGHT_METHODS) if loss in _ALIGN_LOSSES else []
-    return [EXACT, *sorted(usable), *align]
+    labels = "any" if loss in _ALIGN_LOSSES and loss != "hinge" else "labels"
+    two_stage = [name for name, method in WEIGHT_METHODS.items()
+                 if loss in _ALIGN_LOSSES and method.targets in ("any", labels)]
+    return [EXACT, *sorted(usable), *two_stage]
 
 
 class MKLEstimatorBase(BaseEstimator):
@@ -172,8 +176,9 @@ class MKLEstimatorBase(BaseEstimator):
             return _solve_exact(kernel_set, y, formulation, tol=tol, **common)
         extra = {"theta": self.theta} if self.driver_ == "dca" else {}
         driver = self.driver_
-        if driver in WEIGHT_METHODS:  # two-stage: weights from alignment, certified SVM at them
-            common["regularizer"] = Fixed(learn_weights(kernel_set, y, driver))
+        if driver in WEIGHT_METHODS:  # two-stage: weights from a weight method, certified SVM at them
+            options = {"C": C} if WEIGHT_METHODS[driver].uses_C else {}
+            common["regularizer"] = Fixed(learn_weights(kernel_set, y, driver, **options))
             driver = "wrapper"
         tol = 1e-4 if self.tol is None else self.tol
         result = _fit_loop(kernel_set, y, driver, tol=tol, max_iter=self.max_iter,

@@ -79,9 +79,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         cutoff ``theta``), takes no ``p``/``regularizer``, and has no global
         certificate (``result_.rel_gap`` is that of its last convex subproblem).
         ``"simplemkl"``: reduced-gradient descent, ``p=1`` only.
-        ``"align"``/``"alignf"``: two stages, the weights from centered alignment
-        with the labels (:func:`mklopt.learn_weights`), then the SVM at those
-        fixed weights, certified for that combination (``p``/``regularizer``
+        ``"align"``/``"alignf"``/``"easymkl"``/``"rmkl"``/``"gram"``/``"memo"``/
+        ``"pwmk"``/``"fheuristic"``: two stages, the weights from that weight
+        method (:func:`mklopt.learn_weights`, defaults; ``C`` is passed to R-MKL
+        and PWMK), then the SVM at those fixed weights, certified for that combination (``p``/``regularizer``
         ignored; ``result_.info["weights_method"]`` names the method).
     backend : str, optional
         CVXPY backend of the exact solve (default: the formulation's
