@@ -13,6 +13,8 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from .base import Regularizer
+from .groups import GroupSimplex
+from .krr import KRRProblem
 from .lp import L1, LpBall
 from .norms import check_p
 from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
@@ -29,7 +31,9 @@ REGISTRY: dict[str, tuple[type, Callable[[Regularizer], dict]]] = {
     "fixed": (Fixed, lambda r: {"weights": r.weights.tolist()}),
     "block": (BlockNorm, lambda r: {"b": r.b}),
     "vkr": (VKRPenalty, lambda r: {"Lam": r.Lam.tolist()}),
+    "group_simplex": (GroupSimplex, lambda r: {"groups": r.groups.tolist()}),
 }
+REGISTRY["krr"] = (KRRProblem, lambda r: r.params())
 
 
 def spec_of(reg: Regularizer) -> dict | None:
