@@ -15,8 +15,8 @@ from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError,
 from .kernels import KernelSet, kernel_stack
 from .losses import Loss
 from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, GroupSimplex, LpBall,
-                           NonIsotropic, Regularizer, VKRPenalty, WeightedL1, block_from_weight_norm,
-                           weight_from_block_norm)
+                           NonIsotropic, Regularizer, Spectrahedron, VKRPenalty, WeightedL1,
+                           block_from_weight_norm, weight_from_block_norm)
 from .result import Certificate, MKLResult
 from .weight_methods import learn_weights
 
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
-    "ConstraintSet", "GroupSimplex", "Fixed", "BlockNorm", "VKRPenalty", "block_from_weight_norm", "weight_from_block_norm",
+    "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "block_from_weight_norm", "weight_from_block_norm",
     "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",
     "MKLError", "InvalidInputError", "KernelError", "NotPSDError", "BackendError", "SolverError",
 ]

@@ -69,7 +69,8 @@ def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
     """Primal value at weights ``mu`` (``+inf`` with negative weights, where
     :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
     bias, data_term = loss.data_term(np.tensordot(mu, terms.Kc, axes=1), y, C)
-    primal = np.inf if np.any(mu < 0) else regularizer.primal_penalty(mu, terms.s) + data_term
+    negative = np.any(mu < 0) and not getattr(regularizer, "signed", False)  # signed: K_mu PSD in Θ
+    primal = np.inf if negative else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
     message = ""
     if gap < 0 and np.isfinite(gap):  # only rounding may do this: widen P by its bound

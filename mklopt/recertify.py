@@ -16,8 +16,9 @@ from .bounds import Certificate
 from .certificates import HINGE, FEASIBILITY_TOL, PrimalPoint, certify, primal_point_certificate, psd_kernel_set
 from .exceptions import InvalidInputError
 from .kernels import KernelSet
+from .krr_certificate import krr_certificate
 from .losses import LOSSES, Loss, as_loss
-from .regularizers import BlockNorm, LpBall, Regularizer, VKRPenalty, check_p
+from .regularizers import BlockNorm, KRRProblem, LpBall, Regularizer, Spectrahedron, VKRPenalty, check_p
 from .result_io import check_fingerprint
 from .vkr_certificate import vkr_certificate
 
@@ -37,6 +38,8 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     """
     if isinstance(result.regularizer, VKRPenalty):  # kernels need not be PSD there
         return _recertify_vkr(kernels, y, result, C, p)
+    if isinstance(result.regularizer, KRRProblem):  # kernel ridge regression: lam, mu0, radius saved
+        return _recertify_krr(kernels, y, result, C, p, regularizer, repair, feasibility_tol)
     ks = psd_kernel_set(kernels)
     loss = result_loss(result, loss)
     y_pm, _ = loss.check_labels(y, ks.n)
@@ -47,6 +50,8 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     if C is None:
         raise InvalidInputError("the result does not record C; pass C=.")
     reg = regularizer if regularizer is not None else result.regularizer
+    if isinstance(reg, Spectrahedron) and reg.K is None:  # a loaded result: its set on these kernels
+        reg = reg.bind(ks.K)
     if p is not None:
         p = check_p(p)
         if reg is not None and not (isinstance(reg, LpBall) and reg.p == p):
@@ -71,6 +76,19 @@ def _recertify_vkr(kernels, y, result, C, p) -> Certificate:
     y_pm, _ = HINGE.check_labels(y, ks.n)
     check_fingerprint(result.fingerprint, ks, y_pm)
     return vkr_certificate(ks.K, y_pm, result.alpha, result.regularizer.Lam)
+
+
+def _recertify_krr(kernels, y, result, C, p, regularizer, repair: bool,
+                   feasibility_tol: float) -> Certificate:
+    """A saved KRR result (``krr_l2`` and its drivers): its certificate at the saved problem."""
+    if (C is not None and C != 1.0) or p is not None or regularizer is not None:
+        raise InvalidInputError("a kernel ridge regression result has no C, p or regularizer (its "
+                                "lam, mu0 and radius are saved with it); drop them.")
+    ks = psd_kernel_set(kernels)
+    targets, _ = LOSSES["squared_error"]().check_labels(y, ks.n)
+    check_fingerprint(result.fingerprint, ks, targets)
+    return krr_certificate(ks, targets, result.weights, result.regularizer, repair=repair,
+                           feasibility_tol=feasibility_tol)
 
 
 def block_norm_point(kernels: KernelSet, coef: np.ndarray, b: float, weights: np.ndarray) -> PrimalPoint:

@@ -120,6 +120,8 @@ class MKLResult:
         -------
         ndarray (n_test,), or (n_test, n_classes) for ``"ovr_hinge"`` (one offset per class)
         """
+        if getattr(self.regularizer, "degree", 1) != 1:  # polynomial_krr: (sum_m mu_m K_m(x, X))^d c
+            return self.regularizer.decision_values(test_kernels, self.weights, self.dual_coef) + self.bias
         if hasattr(test_kernels, "products"):  # test factors: K_m(x, X) c without K_m(x, X)
             return _factor_decision_values(test_kernels, self.weights, np.asarray(self.dual_coef),
                                            self.bias)

@@ -55,7 +55,10 @@ LOSS_PAGES = {*LOSSES, "losses"}
 
 #: Pages of algorithms that are not formulations: a driver of ``mklopt.fit`` and the
 #: weight methods of ``mklopt.learn_weights`` (checked by their own tests below).
-METHOD_PAGES = {"simplemkl": "driver", "chunking": "driver", "alignment": "weights"}
+METHOD_PAGES = {"simplemkl": "driver", "chunking": "driver", "alignment": "weights",
+                "peer_methods": "weights"}
+METHOD_PAGES["polynomial_krr"] = "driver"
+METHOD_PAGES.update(newton="driver", mirror_descent="driver")
 #: Sections of a method page: its problem, optimality, what mklopt certifies, sources.
 METHOD_SECTIONS = ("## Primal", "## Optimality", "## Duality gap", "## Source")
 
@@ -119,16 +122,18 @@ def test_every_loss_has_a_page_with_its_math(loss):
 def test_method_pages_have_their_sections_index_row_and_entry_point(page):
     """A driver/weight-method page states the problem, optimality and certificate, cites its
     papers by title, is indexed in the README and names something mklopt really registers."""
-    from mklopt.alignment import METHODS
     from mklopt.drivers import DRIVERS
+    from mklopt.weight_methods import METHODS
 
     text = (CATALOGUE / f"{page}.md").read_text(encoding="utf-8")
     missing = [s for s in METHOD_SECTIONS if s not in text]
     assert not missing, f"{page}.md lacks sections {missing}"
     source = text.split("## Source", 1)[1]
-    assert "*" in source and "Journal of Machine Learning Research" in source  # title, venue
+    assert "*" in source and re.search(r"(19|20)\d\d", source)  # title, venue and year
     assert f"[`{page}`]({page}.md)" in (CATALOGUE / "README.md").read_text(encoding="utf-8")
-    names = [page] if METHOD_PAGES[page] == "driver" else list(METHODS)
+    names = ([page] if METHOD_PAGES[page] == "driver"
+             else [name for name, method in METHODS.items() if method.page == f"{page}.md"])
+    assert names
     registered = DRIVERS if METHOD_PAGES[page] == "driver" else METHODS
     assert all(name in registered and f'"{name}"' in text for name in names)
 

@@ -14,6 +14,8 @@ UCI = {
     "diabetes": (768, 8, 268, 500),       # 268 tested positive, 500 negative
     "ionosphere": (351, 34, 225, 126),    # 225 good, 126 bad
     "german": (1000, 61, 700, 300),       # 700 good, 300 bad
+    "bupa": (345, 6, 145, 200),           # selector 1: 145, selector 2: 200
+    "sonar": (208, 60, 111, 97),          # 111 mines, 97 rocks
     "digits49": (361, 64, 180, 181),      # scikit-learn digits: 180 nines, 181 fours
 }
 
@@ -82,3 +84,19 @@ def test_describe_mentions_origin_and_licence():
     text = datasets.describe("breastcancer")
     assert "699" in text and "CC BY 4.0" in text and "median" in text and "MASS" in text
     assert "24-attribute" in datasets.describe("german")
+
+
+def test_bupa_and_sonar_facts():
+    """Liver Disorders and Sonar as UCI has them (values, order, duplicates, KEEL's rounding)."""
+    liver = datasets.load_bupa()
+    assert liver.feature_names == ["mcv", "alkphos", "sgpt", "sgot", "gammagt", "drinks"]
+    np.testing.assert_array_equal(liver.X[0], [85, 92, 45, 27, 31, 0.0])  # UCI's first row
+    assert liver.y[0] == 1 and len(np.unique(liver.X, axis=0)) == 345 - 4  # 4 duplicate rows
+    assert np.all(np.mod(liver.X[:, 5], 0.5) == 0)  # drinks in half-pints
+    assert "selector" in liver.info.notes and "McDermott" in liver.info.citation
+    X, y = datasets.load_sonar(return_X_y=True)
+    assert np.all((X >= 0) & (X <= 1))
+    np.testing.assert_array_equal(X[0, :3], [0.02, 0.037, 0.043])  # UCI: 0.0200, 0.0371, 0.0428
+    np.testing.assert_allclose(X, np.round(X, 3), atol=1e-12)      # KEEL's 3 decimals
+    np.testing.assert_array_equal(y, np.r_[-np.ones(97), np.ones(111)])  # 97 rocks, 111 mines
+    assert "3 decimals" in datasets.describe("sonar")

@@ -134,3 +134,24 @@ def test_plotting_helpers(tmp_path):
         plot_weights({"a": loop, "b": mklopt.solve(ks[[0]], y, "svm", C=1.0)})
     for f in (fig, fig2, fig3, fig4):
         plt.close(f)
+
+
+def test_simplemkl_table_small_certifies_every_answer(tmp_path):
+    """SimpleMKL paper's table, --small: SILP and SimpleMKL certify overlapping [dual, primal]
+    intervals on every run (the same l1-MKL optimum), every converged gap is <= tol, and the
+    subsample is never printed beside the paper's numbers."""
+    module = _load(EXAMPLES / "simplemkl_table.py")
+    out = module.main(small=True, out=tmp_path, datasets=("sonar",))
+    cfg = out["config"]
+    assert module.paper_rows("sonar", cfg) is None and module.paper_rows("sonar", module.PROTOCOL)
+    assert "max_n=80 (paper: None)" in module.deviations(cfg) and not module.deviations(module.PROTOCOL)
+    runs = out["results"]["sonar"]["runs"]
+    assert len(runs) == cfg.runs
+    for run in runs:
+        silp, smkl = run["SILP"], run["SimpleMKL"]
+        assert max(silp["dual"], smkl["dual"]) <= min(silp["primal"], smkl["primal"]) * (1 + 1e-9)
+        for method in set(run) - {"_size"}:
+            row = run[method]
+            assert row["status"] not in ("converged", "optimal") or row["rel_gap"] <= cfg.tol
+            assert 1 <= row["kernels"] <= run["_size"][1] and 0 <= row["accuracy"] <= 100
+        assert run["uniform"]["kernels"] == run["_size"][1]

@@ -22,8 +22,9 @@ LOSSES = ("hinge", "epsilon_insensitive", "squared_error", "one_class", "ovr_hin
 P_VALUES = (1.0, 4.0 / 3.0, 2.0, np.inf)
 #: Methods that take no weight norm p (their weight set is their own).
 NO_P = {"svm", "dc_subproblem", "vkr_lp", "dca", "vkr_cd"}
+NO_P |= {"krr_l2", "krr_projected_gradient", "krr_interpolated", "polynomial_krr"}  # own set M
 #: Methods for one weight norm only.
-ONLY_P = {"qcqp_l1": (1.0,), "simplemkl": (1.0,)}
+ONLY_P = {"qcqp_l1": (1.0,), "simplemkl": (1.0,), "mirror_descent": (1.0,), "newton": (4.0 / 3.0, 2.0)}
 
 
 @pytest.fixture(scope="module")

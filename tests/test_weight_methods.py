@@ -18,9 +18,14 @@ import mklopt
 from mklopt import InvalidInputError, KernelSet, MKLClassifier
 from mklopt.backends import capable_backends
 from mklopt.weight_methods import METHODS
-from mklopt.weight_methods._simplex_qp import class_margin, enclosing_radius, project_simplex
+from mklopt.weight_methods._simplex_qp import (
+    class_margin,
+    enclosing_radius,
+    project_simplex,
+)
 
 QP_BACKENDS = [b for b in capable_backends("QP") if b not in ("SCS", "OSQP")]  # accurate ones
+SIMPLEX_SOLVERS = [None] + QP_BACKENDS  # None: mklopt's compiled pairwise solver
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +50,7 @@ def slsqp_margin(K, y, lam):
     return res.fun
 
 
-@pytest.mark.parametrize("backend", QP_BACKENDS)
+@pytest.mark.parametrize("backend", SIMPLEX_SOLVERS)
 @pytest.mark.parametrize("lam", [0.0, 0.1, 1.0])
 def test_class_margin_matches_slsqp_and_its_gap_holds(cancer, backend, lam):
     K, y = cancer
@@ -55,7 +60,7 @@ def test_class_margin_matches_slsqp_and_its_gap_holds(cancer, backend, lam):
     assert abs(qp.value - reference) <= 1e-6 * abs(reference)
 
 
-@pytest.mark.parametrize("backend", QP_BACKENDS)
+@pytest.mark.parametrize("backend", SIMPLEX_SOLVERS)
 def test_enclosing_radius_closed_form(backend):
     """Points on a circle of radius 3 (and inside it), linear kernel: R^2 = 9 exactly."""
     angles = np.linspace(0, 2 * np.pi, 12, endpoint=False)
@@ -112,7 +117,7 @@ def test_gram_certified_interval_contains_the_grid_minimum(cancer):
 def test_memo_theta0_is_the_certified_maximum_margin(cancer):
     K, y = cancer
     K2 = K[[0, 2]]
-    mu, info = mklopt.learn_weights(K2, y, "memo", theta=0.0, return_info=True)
+    _, info = mklopt.learn_weights(K2, y, "memo", theta=0.0, return_info=True)
     assert info["status"] == "certified"
     grid = max(class_margin(np.tensordot([t, 1 - t], K2, axes=1), y).value
                for t in np.linspace(0, 1, 41))

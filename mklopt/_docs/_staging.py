@@ -28,8 +28,9 @@ SPECIAL_CODE = {"losses": "mklopt/losses/base.py"}
 #: Examples shown but never executed (they rewrite files of the checkout).
 NEVER_RUN = ("make_reference_instances",)
 #: Examples the site always runs at their small size: the benchmarks, and the papers'
-#: tables (30+ minutes on two cores at full size; their full results are in README).
-ALWAYS_SMALL = ("vkr_table1", "plot_local_rademacher")
+#: tables (30+ minutes on two cores at full size; their full results are in README or on
+#: the Benchmarks page).
+ALWAYS_SMALL = ("vkr_table1", "plot_local_rademacher", "simplemkl_table")
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,18 @@ that can be had offline, as float64 features and +-1 labels::
 ``diabetes`` (Pima, 768 x 8), ``ionosphere`` (351 x 34) and ``german``
 (1000 examples, one-hot of the categorical version: d = 61, not the paper's
 24-attribute numeric encoding) are stored in ``data/`` (see its README for
-how each copy was obtained). ``digits49`` is scikit-learn's 8x8 digits 4 vs 9,
+how each copy was obtained), with ``letter`` (20,000 x 16, A-M vs N-Z) and,
+for the SimpleMKL paper's table, ``bupa`` (Liver Disorders, 345 x 6) and
+``sonar`` (208 x 60). ``digits49`` is scikit-learn's 8x8 digits 4 vs 9,
 a stand-in for the paper's ``ocr49`` - a different data set, never to be
 reported under that name. The data are the UCI repository's (CC BY 4.0;
 :data:`DATASETS` has each set's citation and licence).
 """
 
 from .catalog import DATASETS, DatasetInfo, describe
-from .loaders import (Dataset, load, load_breastcancer, load_diabetes, load_digits49, load_german,
-                      load_ionosphere)
+from .loaders import (Dataset, load, load_breastcancer, load_bupa, load_diabetes, load_digits49,
+                      load_german, load_ionosphere, load_sonar)
 
 __all__ = ["DATASETS", "DatasetInfo", "Dataset", "describe", "load", "load_breastcancer",
-           "load_diabetes", "load_ionosphere", "load_german", "load_digits49"]
+           "load_diabetes", "load_ionosphere", "load_german", "load_bupa", "load_sonar",
+           "load_digits49"]

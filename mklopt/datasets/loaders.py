@@ -90,7 +90,7 @@ def load(name: str, return_X_y: bool = False,
     ----------
     name : str
         One of :data:`mklopt.datasets.DATASETS` (``breastcancer``, ``diabetes``,
-        ``ionosphere``, ``german``, ``digits49``).
+        ``ionosphere``, ``german``, ``letter``, ``bupa``, ``sonar``, ``digits49``).
     return_X_y : bool, default False
         Return ``(X, y)`` instead of a :class:`Dataset`.
     impute : {"median", None}, default "median"
@@ -141,6 +141,16 @@ def load_ionosphere(return_X_y: bool = False):
 def load_german(return_X_y: bool = False):
     """UCI Statlog German Credit, 1000 x 61 (one-hot of the categorical version); see :func:`load`."""
     return load("german", return_X_y)
+
+
+def load_bupa(return_X_y: bool = False):
+    """UCI Liver Disorders (BUPA), 345 x 6, label = UCI's 'selector' field; see :func:`load`."""
+    return load("bupa", return_X_y)
+
+
+def load_sonar(return_X_y: bool = False):
+    """UCI Sonar, Mines vs. Rocks, 208 x 60 (+1 = mine); see :func:`load`."""
+    return load("sonar", return_X_y)
 
 
 def load_digits49(return_X_y: bool = False):

@@ -12,6 +12,9 @@ Throughout, **p is the weight norm**: ``LpBall(p)`` is
 """
 
 from .base import Regularizer, solve_auxiliary
+from .groups import GroupSimplex
+from .spectrahedron import Spectrahedron
+from .krr import KRRProblem
 from .lp import L1, LpBall, stable_norm
 from .norms import block_from_weight_norm, check_p, conjugate_exponent, weight_from_block_norm
 from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
@@ -19,7 +22,8 @@ from .spec import as_regularizer, from_spec, spec_of
 
 __all__ = [
     "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
-    "ConstraintSet", "Fixed", "BlockNorm", "VKRPenalty", "as_regularizer", "conjugate_exponent",
+    "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "as_regularizer", "conjugate_exponent",
     "block_from_weight_norm", "weight_from_block_norm", "check_p", "from_spec", "spec_of",
     "solve_auxiliary", "stable_norm",
 ]
+__all__ += ["KRRProblem"]

@@ -17,6 +17,7 @@ from .groups import GroupSimplex
 from .krr import KRRProblem
 from .lp import L1, LpBall
 from .norms import check_p
+from .spectrahedron import Spectrahedron
 from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
 
 __all__ = ["as_regularizer", "spec_of", "from_spec", "REGISTRY"]
@@ -33,6 +34,7 @@ REGISTRY: dict[str, tuple[type, Callable[[Regularizer], dict]]] = {
     "vkr": (VKRPenalty, lambda r: {"Lam": r.Lam.tolist()}),
     "group_simplex": (GroupSimplex, lambda r: {"groups": r.groups.tolist()}),
 }
+REGISTRY["spectrahedron"] = (Spectrahedron, lambda r: {"trace": r.c})  # kernels bound on re-certification
 REGISTRY["krr"] = (KRRProblem, lambda r: r.params())
 
 

@@ -40,7 +40,7 @@ for _name in alignment.METHODS:
         certified="alignf exactly (an NNLS solved in finitely many steps); the SVM at the weights",
         page="alignment.md"))
 
-from . import easymkl, heuristics, memo, radius_margin  # noqa: E402  (they register themselves)
+from . import easymkl, heuristics, memo, radius_margin  # noqa: F401  (they register themselves)
 
 __all__ = ["METHODS", "WeightFit", "WeightMethod", "learn_weights", "register"]
 

@@ -12,7 +12,9 @@ With labels :math:`y\\in\\{\\pm1\\}^n` and :math:`Y=\\operatorname{diag}(y)`:
 
 :math:`\\rho^2_0` is the squared distance between the convex hulls of the two
 classes in feature space (the hard margin is :math:`\\rho_0/2`), :math:`R` the
-radius of the smallest enclosing ball. Both are solved by a CVXPY backend; the
+radius of the smallest enclosing ball. Both are solved by mklopt's compiled
+pairwise solver (:mod:`._pairwise`, warm-started by the outer loops) or, when a
+``backend`` is named or the pairwise solver does not converge, by a CVXPY backend; the
 answer is then made feasible (clipped, each simplex renormalized) and
 certified by the Frank–Wolfe gap, valid for any convex :math:`f` over a
 polytope :math:`P` at any feasible :math:`x`:
@@ -32,6 +34,7 @@ import numpy as np
 
 from .. import backends as bk
 from ..exceptions import SolverError
+from ._pairwise import pairwise_simplex_qp
 
 __all__ = ["SimplexQP", "class_margin", "enclosing_radius", "project_simplex"]
 
@@ -93,7 +96,8 @@ def _solve(problem: cp.Problem, backend, what: str) -> str:
     return name
 
 
-def class_margin(K: np.ndarray, y: np.ndarray, lam: float = 0.0, backend=None) -> SimplexQP:
+def class_margin(K: np.ndarray, y: np.ndarray, lam: float = 0.0, backend=None,
+                 start: np.ndarray | None = None) -> SimplexQP:
     """:math:`\\rho^2_\\lambda(K)`: the (regularized) squared distance between the class hulls.
 
     Parameters
@@ -106,15 +110,22 @@ def class_margin(K: np.ndarray, y: np.ndarray, lam: float = 0.0, backend=None) -
         EasyMKL's :math:`\\lambda`: 0 is the hard margin, 1 the squared distance
         of uniform weights (class centroids) plus :math:`\\|\\gamma\\|^2`.
     backend : str, optional
-        A QP-capable CVXPY backend (default: mklopt's choice for QPs).
+        A QP-capable CVXPY backend; default the compiled pairwise solver (a CVXPY
+        backend if it does not converge).
+    start : ndarray (n,), optional
+        A warm start for the pairwise solver (e.g. the previous outer iteration's point).
     """
     groups = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
-    gamma = cp.Variable(y.size)
-    signed = cp.multiply(y, gamma)
-    objective = (1 - lam) * cp.quad_form(signed, cp.psd_wrap(K)) + lam * cp.sum_squares(gamma)
-    constraints = [gamma >= 0] + [cp.sum(gamma[g]) == 1 for g in groups]
-    name = _solve(cp.Problem(cp.Minimize(objective), constraints), backend, "class margin QP")
-    point = _renormalize(gamma.value, groups)
+    point = None if backend is not None else pairwise_simplex_qp(K, y, groups, a=1 - lam, r=lam, start=start)
+    name = "pairwise"
+    if point is None:
+        gamma = cp.Variable(y.size)
+        signed = cp.multiply(y, gamma)
+        objective = (1 - lam) * cp.quad_form(signed, cp.psd_wrap(K)) + lam * cp.sum_squares(gamma)
+        constraints = [gamma >= 0] + [cp.sum(gamma[g]) == 1 for g in groups]
+        name = _solve(cp.Problem(cp.Minimize(objective), constraints), backend, "class margin QP")
+        point = gamma.value
+    point = _renormalize(point, groups)
     Kv = K @ (y * point)
     value = (1 - lam) * float((y * point) @ Kv) + lam * float(point @ point)
     grad = 2 * (1 - lam) * y * Kv + 2 * lam * point
@@ -122,15 +133,23 @@ def class_margin(K: np.ndarray, y: np.ndarray, lam: float = 0.0, backend=None) -
     return SimplexQP(point, value, max(gap, 0.0), name)
 
 
-def enclosing_radius(K: np.ndarray, backend=None) -> SimplexQP:
-    """:math:`R^2(K)`: the squared radius of the smallest ball enclosing the points in feature space."""
+def enclosing_radius(K: np.ndarray, backend=None, start: np.ndarray | None = None) -> SimplexQP:
+    """:math:`R^2(K)`: the squared radius of the smallest ball enclosing the points in feature space.
+
+    ``backend`` and ``start`` as in :func:`class_margin`.
+    """
     n = K.shape[0]
-    beta = cp.Variable(n)
     diag = np.diag(K).copy()
-    objective = diag @ beta - cp.quad_form(beta, cp.psd_wrap(K))
-    name = _solve(cp.Problem(cp.Maximize(objective), [beta >= 0, cp.sum(beta) == 1]), backend,
-                  "enclosing-ball QP")
-    point = _renormalize(beta.value, [np.arange(n)])
+    point = None if backend is not None else pairwise_simplex_qp(K, np.ones(n), [np.arange(n)], c=-diag,
+                                                                 start=start)
+    name = "pairwise"
+    if point is None:
+        beta = cp.Variable(n)
+        objective = diag @ beta - cp.quad_form(beta, cp.psd_wrap(K))
+        name = _solve(cp.Problem(cp.Maximize(objective), [beta >= 0, cp.sum(beta) == 1]), backend,
+                      "enclosing-ball QP")
+        point = beta.value
+    point = _renormalize(point, [np.arange(n)])
     Kb = K @ point
     value = float(diag @ point - point @ Kb)
     grad = diag - 2 * Kb  # of the concave objective: the gap is max_vertex - at the point

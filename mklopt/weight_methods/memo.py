@@ -37,15 +37,15 @@ from .registry import WeightFit, WeightMethod, register
 __all__ = ["memo"]
 
 
-def _evaluate(K, y, mu, lam, theta, Qn, backend):
-    hull = class_margin(np.tensordot(mu, K, axes=1), y, lam, backend)
+def _evaluate(K, y, mu, lam, theta, Qn, backend, start=None):
+    hull = class_margin(np.tensordot(mu, K, axes=1), y, lam, backend, start=start)
     signed = y * hull.point
     b = (1 - lam) * ((K @ signed) @ signed)
     c = lam * float(hull.point @ hull.point)
     value = hull.value + 0.5 * theta * float(mu @ Qn @ mu)
     lower = value - hull.gap
     upper = float(np.max(b + c + 0.5 * theta * np.diag(Qn)))
-    return value, lower, upper, b + theta * (Qn @ mu)
+    return value, lower, upper, b + theta * (Qn @ mu), hull.point
 
 
 def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
@@ -76,7 +76,7 @@ def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
     Q = flat @ flat.T
     Qn = Q / (np.trace(Q) / ks.M)
     mu = np.full(ks.M, 1.0 / ks.M)
-    value, lower, upper, grad = _evaluate(K, y, mu, lam, theta, Qn, backend)
+    value, lower, upper, grad, point = _evaluate(K, y, mu, lam, theta, Qn, backend)
     if value <= 0:
         raise InvalidInputError(
             "memo: the class hulls intersect in the feature space of the average kernel (margin 0); "
@@ -92,7 +92,7 @@ def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
             break
         for _ in range(30):
             trial = project_simplex(mu + (step / scale) * grad)
-            result = _evaluate(K, y, trial, lam, theta, Qn, backend)
+            result = _evaluate(K, y, trial, lam, theta, Qn, backend, point)
             if result[0] > value:
                 break
             step /= 2
@@ -100,7 +100,7 @@ def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
             status = "stalled"
             break
         mu, step = trial, min(2 * step, 1e3)
-        value, lower, new_upper, grad = result
+        value, lower, new_upper, grad, point = result
         upper = min(upper, new_upper)
     info = {"method": "memo", "objective": lower, "upper": upper,
             "rel_gap": (upper - lower) / abs(upper), "status": status, "iterations": it,

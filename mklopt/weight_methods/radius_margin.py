@@ -60,9 +60,10 @@ def rmkl(kernels, y, *, C: float = 1.0, tol: float = 1e-4, backend=None) -> Weig
     return WeightFit(np.asarray(result.weights, dtype=float), info)
 
 
-def _terms(K: np.ndarray, y: np.ndarray, mu: np.ndarray, lam: float, backend):
+def _terms(K: np.ndarray, y: np.ndarray, mu: np.ndarray, lam: float, backend, warm=None):
     combined = np.tensordot(mu, K, axes=1)
-    ball, hull = enclosing_radius(combined, backend), class_margin(combined, y, lam, backend)
+    ball = enclosing_radius(combined, backend, start=None if warm is None else warm[0].point)
+    hull = class_margin(combined, y, lam, backend, start=None if warm is None else warm[1].point)
     a = np.einsum("mii,i->m", K, ball.point) - (K @ ball.point) @ ball.point
     signed = y * hull.point
     b = (1 - lam) * ((K @ signed) @ signed)
@@ -98,7 +99,7 @@ def gram(kernels, y, *, lam: float = 0.0, tol: float = 1e-3, max_iter: int = 200
             break
         ball, hull, a, b, _ = state
         grad = a / ball.value - b / hull.value
-        step, trial = _eg_step(K, y, mu, grad, upper, step, lam, backend)
+        step, trial = _eg_step(K, y, mu, grad, upper, step, lam, backend, state)
         if trial is None:
             status = "stalled"
             break
@@ -110,13 +111,13 @@ def gram(kernels, y, *, lam: float = 0.0, tol: float = 1e-3, max_iter: int = 200
     return WeightFit(mu, info)
 
 
-def _eg_step(K, y, mu, grad, upper, step, lam, backend):
+def _eg_step(K, y, mu, grad, upper, step, lam, backend, warm):
     """Exponentiated-gradient step on the simplex, halved until the certified ratio decreases."""
     scale = float(np.max(np.abs(grad))) or 1.0
     for _ in range(30):
         trial = mu * np.exp(-(step / scale) * (grad - grad.min()))
         trial /= trial.sum()
-        state = _terms(K, y, trial, lam, backend)
+        state = _terms(K, y, trial, lam, backend, warm)
         if _bounds(*state)[0] < upper:
             return min(2 * step, 1e3), (trial, state)
         step /= 2

@@ -1,0 +1,102 @@
+"""Lanckriet's SDP over general linear combinations, against independent references: a grid
+over the free weight (the SVM dual solved at each PSD point), ℓ1-MKL, a single kernel."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+
+import mklopt
+from mklopt import Spectrahedron
+from mklopt.backends import capable_backends
+from mklopt.exceptions import BackendError, FormulationError, InvalidInputError
+
+SDP_BACKENDS = capable_backends("SDP")
+
+
+def kernels(n: int, seed: int = 0):
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    idx = np.random.default_rng(seed).choice(len(y), n, replace=False)
+    X, y = X[idx], np.where(y[idx] == 1, 1, -1)
+    K = np.stack([rbf_kernel(X, gamma=0.003), rbf_kernel(X, gamma=0.3), linear_kernel(X) / 30])
+    return K * (n / np.einsum("mii->m", K))[:, None, None], y  # equal traces n
+
+
+def svm_value(K: np.ndarray, y: np.ndarray, C: float) -> float:
+    """max 1'a - a'YKYa/2 over the box and y'a = 0, by CVXPY on a factor of K (test's own)."""
+    lam, V = np.linalg.eigh(K)
+    L = V * np.sqrt(np.clip(lam, 0, None))
+    a = cp.Variable(y.size)
+    problem = cp.Problem(cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, a))),
+                         [a >= 0, a <= C, y @ a == 0])
+    problem.solve(solver="CLARABEL")
+    return problem.value
+
+
+@pytest.mark.parametrize("backend", SDP_BACKENDS)
+def test_every_sdp_backend_certifies_the_same_optimum(backend):
+    K, y = kernels(24)
+    result = mklopt.solve(K, y, "lanckriet_sdp", C=1.0, backend=backend)
+    assert result.status == "optimal" and result.rel_gap <= 1e-6
+    reference = mklopt.solve(K, y, "lanckriet_sdp", C=1.0, backend=SDP_BACKENDS[0])
+    assert result.dual <= reference.primal * (1 + 1e-9) and reference.dual <= result.primal * (1 + 1e-9)
+
+
+def test_grid_over_the_free_weight_brackets_the_certified_value():
+    K, y = kernels(20, seed=1)
+    K = K[[0, 2]]
+    result = mklopt.solve(K, y, "lanckriet_sdp", C=2.0)
+    t, c = np.einsum("mii->m", K), result.info["trace"]
+    grid = []
+    for a in np.linspace(-2.0, 3.0, 201):  # mu = (a, (c - a t0) / t1): the trace holds exactly
+        mu = np.array([a, (c - a * t[0]) / t[1]])
+        combined = np.tensordot(mu, K, axes=1)
+        if np.linalg.eigvalsh(combined)[0] >= -1e-10 * np.abs(combined).max():
+            grid.append(svm_value(combined, y, 2.0))
+    assert result.dual <= min(grid) * (1 + 1e-7)
+    assert result.primal <= min(grid) * (1 + 1e-3)  # the grid is coarse; the SDP is at least as good
+
+
+def test_at_most_l1_mkl_with_equal_traces_and_signed_weights_are_used():
+    K, y = kernels(24, seed=2)
+    general = mklopt.solve(K, y, "lanckriet_sdp", C=1.0)  # c = the common trace n
+    l1 = mklopt.solve(K, y, "qcqp_l1", C=1.0)  # the simplex: the part mu >= 0 of Theta_n
+    assert general.status == "optimal" and general.dual <= l1.primal * (1 + 1e-8)
+    assert np.any(general.weights < -1e-4)  # this instance subtracts a kernel ...
+    assert general.primal < l1.dual  # ... and is strictly better than any nonnegative combination
+    assert np.isclose(np.einsum("mii->m", K) @ general.weights, general.info["trace"])
+
+
+def test_one_kernel_is_the_svm_at_the_scaled_kernel():
+    K, y = kernels(20, seed=3)
+    result = mklopt.solve(K[:1], y, "lanckriet_sdp", C=1.5, trace=7.0)
+    reference = svm_value(K[0] * 7.0 / np.trace(K[0]), y, 1.5)
+    assert abs(result.primal - reference) <= 1e-6 * reference
+    np.testing.assert_allclose(result.weights, [7.0 / np.trace(K[0])], rtol=1e-6)
+
+
+def test_support_bound_is_valid_and_tight():
+    K, _ = kernels(20, seed=4)
+    theta = Spectrahedron(K)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        s = rng.random(3) * 5
+        bound = theta.support(s)
+        mu = cp.Variable(3)
+        problem = cp.Problem(cp.Maximize(s @ mu), theta.constraints(mu))
+        problem.solve(solver="CLARABEL")
+        assert problem.value <= bound <= problem.value + 1e-6 * abs(problem.value)
+
+
+def test_refusals():
+    K, y = kernels(12)
+    with pytest.raises(BackendError, match="SDP"):
+        mklopt.solve(K, y, "lanckriet_sdp", backend="HIGHS")
+    with pytest.raises(FormulationError, match="hinge"):
+        mklopt.solve(K, y.astype(float) * 2.5, "lanckriet_sdp", loss="squared_error")
+    with pytest.raises(InvalidInputError, match="trace"):
+        Spectrahedron(K, trace=-1.0)
