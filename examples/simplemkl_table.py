@@ -6,11 +6,10 @@ Where the numbers come from (no other paper number is printed):
 
 * The paper's rows for **Pima** (ℓ = 538, M = 117) and **Sonar** (ℓ = 146, M = 793) -
   kernels selected, accuracy %, time (s), SVM evaluations, mean ± std - as reprinted in
-  the learning-kernels tutorial ``../shared/seeds/002_*`` (section "SimpleMKL"). The
-  paper's own text is stored only up to its first page (search corpus ``pages``:
-  jmlr.org volume9/rakotomamonjy08a, scribd 255034836), so its Liver, Ionosphere and Wpbc
-  rows could not be read: those sets are run and printed without paper numbers. Wpbc is
-  not available offline and is not run.
+  Cortes, Mohri and Rostamizadeh's *Learning Kernels* tutorial (ICML 2011, section
+  "SimpleMKL"). Only the first page of the paper's own text could be read offline, so its
+  Liver, Ionosphere and Wpbc rows are not known here: those sets are run and printed
+  without paper numbers. Wpbc is not available offline and is not run.
 * The protocol, from the authors' toolbox script ``exmklclass.m`` (public copies
   ``maxis1718/SimpleMKL`` and ``shiyj27/SimpleMKL``; ``svmkernel.m``, ``normalizemeanstd.m``,
   ``UnitTraceNormalization.m``, ``CreateDataAppTest.m``, ``mklsvm.m``): Gaussian kernels
@@ -58,7 +57,7 @@ METHODS = ("SILP", "SimpleMKL", "wrapper", "chunking", "EasyMKL", "uniform")
 DRIVERS = {"SILP": "cutting_plane", "SimpleMKL": "simplemkl", "wrapper": "wrapper", "chunking": "chunking"}
 STATS = ("accuracy", "kernels", "svm", "time")
 PAPER_NAME = {"bupa": "Liver", "diabetes": "Pima", "ionosphere": "Ionosphere", "sonar": "Sonar"}
-#: Tutorial 002_*, "SimpleMKL": (mean, std) of kernels selected, accuracy %, time s, SVM evaluations.
+#: The learning-kernels tutorial, "SimpleMKL": (mean, std) of kernels selected, accuracy %, time s, SVM evaluations.
 PAPER = {
     "diabetes": {"SILP": ((11.6, 1.0), (76.5, 2.3), (224, 37), (95.6, 13)),
                  "SimpleMKL": ((14.7, 1.4), (76.5, 2.6), (79.0, 13), (314, 44)),
@@ -84,6 +83,7 @@ class Config:
     tol: float = 0.01                   # certified relative gap
     max_n: int | None = None            # stratified subsample of each set (None: all points)
     select: float = 1e-8                # weight (sum 1) above which a kernel counts as selected
+    max_iter: int = 10_000              # outer iterations before a run stops uncertified
     methods: tuple = METHODS
     seed: int = 0
 
@@ -96,7 +96,7 @@ SMALL = {"datasets": ("sonar", "bupa"), "runs": 2, "widths": (1.0, 5.0, 20.0), "
 def deviations(cfg: Config) -> list[str]:
     """The flags that differ from the protocol (the data sets and methods run are not deviations)."""
     return [f"{f.name}={getattr(cfg, f.name)} (paper: {getattr(PROTOCOL, f.name)})" for f in fields(Config)
-            if f.name not in ("datasets", "methods", "seed") and getattr(cfg, f.name) != getattr(PROTOCOL, f.name)]
+            if f.name not in ("datasets", "methods", "seed", "max_iter") and getattr(cfg, f.name) != getattr(PROTOCOL, f.name)]
 
 
 def paper_rows(name: str, cfg: Config) -> dict | None:
@@ -132,7 +132,7 @@ def kernels(A: np.ndarray, B: np.ndarray, cfg: Config) -> np.ndarray:
 def run_method(method: str, ks: mklopt.KernelSet, y: np.ndarray, cfg: Config) -> tuple[mklopt.MKLResult, np.ndarray, int | None]:
     """(result, kernel weights, SVM evaluations) of one method on the training kernels."""
     if method in DRIVERS:
-        res = mklopt.fit(ks, y, DRIVERS[method], p=1, C=cfg.C, tol=cfg.tol)
+        res = mklopt.fit(ks, y, DRIVERS[method], p=1, C=cfg.C, tol=cfg.tol, max_iter=cfg.max_iter)
         evals = None if method == "chunking" else int(res.info.get("svm_solves", res.iterations))
         return res, res.weights, evals
     mu = np.asarray(mklopt.learn_weights(ks, y, "easymkl") if method == "EasyMKL" else np.full(ks.M, 1 / ks.M))

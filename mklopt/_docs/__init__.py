@@ -104,7 +104,7 @@ def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> i
     print(f"mklopt docs: staging the sources in {staging}", file=sys.stderr, flush=True)
     staged = stage(repo, Path(staging), quick)
     print(f"mklopt docs: running Sphinx into {out} (the gallery runs every example: "
-          f"{'about a minute' if quick else 'several minutes'}; warnings are errors)",
+          f"{'a few minutes' if quick else 'several minutes'}; warnings are errors)",
           file=sys.stderr, flush=True)
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                "-d", str(staged.root / "doctrees"), str(staged.site), str(out)]

@@ -81,7 +81,7 @@ plot_include_source = True
 plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_formats = [("png", 90)]
-plot_rcparams = {"figure.figsize": (8.0, 3.2)}
+plot_rcparams = {"figure.figsize": (8.0, 3.2), "figure.autolayout": True}  # no clipped labels
 plot_pre_code = "import numpy as np\nimport matplotlib.pyplot as plt\nimport mklopt\n"
 
 # --- HTML -------------------------------------------------------------------------
