@@ -154,8 +154,11 @@ class SimpleMKL(Driver):
         point, gamma = self._search(weights, value, direction, trials)
         moved = not np.array_equal(point[0], weights)
         self._still = 0 if moved else self._still + 1
-        self.stalled = self._still >= 2  # twice no descent: the SVM's precision is the limit
         self._cached = (point[0], point[1])
+        if not moved and getattr(self.inner, "tighten", lambda: False)():
+            # no descent may be the SVM's imprecision: retry with a more precise SVM
+            self._still, self._cached = 0, None
+        self.stalled = self._still >= 2  # twice no descent at the SVM's best precision
         best = min((t[2] for t in trials), key=ranked_gap)
         extra = {"objective": value, "step": gamma, "svm_solves": self.svm_solves,
                  "line_search_evaluations": len(trials) - 1}
