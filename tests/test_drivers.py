@@ -216,7 +216,7 @@ def test_decision_function_matches_certificate_bias():
 def test_bad_driver_options():
     ks, y = _dataset("wine", 60)
     with pytest.raises(mklopt.MKLError, match="unknown driver"):
-        mklopt.fit(ks, y, "mirror_descent")
+        mklopt.fit(ks, y, "no_such_driver")
     with pytest.raises(InvalidInputError, match="unexpected options"):
         mklopt.fit(ks, y, "wrapper", p=2, bogus=1)
     with pytest.raises(InvalidInputError, match="inner solver"):

@@ -71,6 +71,41 @@ def test_at_most_l1_mkl_with_equal_traces_and_signed_weights_are_used():
     assert np.isclose(np.einsum("mii->m", K) @ general.weights, general.info["trace"])
 
 
+def test_against_the_papers_sdp_written_directly():
+    """Lanckriet et al. (2004), the 1-norm soft margin SDP, stated here in CVXPY:
+    min t over mu, t, lam, nu >= 0, delta >= 0 with K_mu >= 0, Tr K_mu = c and
+    [[G(K_mu), e + nu - delta + lam y], [., t - 2C delta'e]] >= 0; mklopt's value is t* / 2."""
+    K, y = kernels(16, seed=5)
+    C, (M, n) = 1.0, K.shape[:2]
+    result = mklopt.solve(K, y, "lanckriet_sdp", C=C)
+    mu = cp.Variable(M)
+    combined = cp.reshape(K.reshape(M, -1).T @ mu, (n, n), order="C")
+    combined = (combined + combined.T) / 2
+    t, lam = cp.Variable(), cp.Variable()
+    nu, delta = cp.Variable(n, nonneg=True), cp.Variable(n, nonneg=True)
+    v = cp.reshape(1 + nu - delta + lam * y, (n, 1), order="C")
+    lmi = cp.bmat([[cp.multiply(np.outer(y, y), combined), v],
+                   [v.T, cp.reshape(t - 2 * C * cp.sum(delta), (1, 1), order="C")]])
+    problem = cp.Problem(cp.Minimize(t), [(lmi + lmi.T) / 2 >> 0, combined >> 0,
+                                          np.einsum("mii->m", K) @ mu == result.info["trace"]])
+    problem.solve(solver=SDP_BACKENDS[0])
+    assert result.dual <= problem.value / 2 * (1 + 1e-6) and problem.value / 2 <= result.primal * (1 + 1e-6)
+    np.testing.assert_allclose(result.weights, mu.value, atol=1e-4)
+    assert np.any(result.weights < -1e-2)  # a signed optimum: not l1-MKL's
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_equals_l1_mkl_when_the_optimal_weights_are_nonnegative(seed):
+    K, y = kernels(20, seed=seed)
+    K = K[[1, 2]]  # two kernels whose SDP optimum has mu >= 0 on these instances
+    general = mklopt.solve(K, y, "lanckriet_sdp", C=1.0)
+    l1 = mklopt.solve(K, y, "qcqp_l1", C=1.0)
+    assert np.all(general.weights >= 0)
+    assert abs(general.primal - l1.primal) <= 1e-6 * l1.primal
+    scale = general.info["trace"] / (np.einsum("mii->m", K) @ l1.weights)  # l1-MKL's weights onto Tr = c
+    np.testing.assert_allclose(general.weights, scale * l1.weights, atol=1e-4)
+
+
 def test_one_kernel_is_the_svm_at_the_scaled_kernel():
     K, y = kernels(20, seed=3)
     result = mklopt.solve(K[:1], y, "lanckriet_sdp", C=1.5, trace=7.0)
