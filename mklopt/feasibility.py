@@ -35,7 +35,8 @@ def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     relative to the same scale. Constraint values (:meth:`Regularizer.violation`)
     are in whatever units the constraints are written in, so they only
     decide *whether* the candidate is outside; the verdict is the same when
-    Θ and the candidate are scaled together.
+    Θ and the candidate are scaled together. A weight set of signed weights
+    (``signed = True``) counts the distance of μ itself to its projection.
     """
     weights = np.asarray(weights, dtype=float)
     if regularizer.violation(weights) <= 0.0:
@@ -44,6 +45,8 @@ def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     direction = np.abs(weights) / size if size > 0 else np.full(weights.size, weights.size ** -0.5)
     extent = 2.0 * regularizer.dual_penalty(direction)  # sigma_Theta(u)
     scale = max(float(np.max(np.abs(weights))), extent, np.finfo(float).tiny)
+    if getattr(regularizer, "signed", False):  # weights of any sign: the distance to Θ alone
+        return float(np.max(np.abs(weights - regularizer.project(weights)))) / scale
     negative = float(np.max(-weights, initial=0.0)) / scale
     plus = np.clip(weights, 0.0, None)
     if regularizer.violation(plus) <= 0.0:

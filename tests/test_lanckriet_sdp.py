@@ -135,3 +135,26 @@ def test_refusals():
         mklopt.solve(K, y.astype(float) * 2.5, "lanckriet_sdp", loss="squared_error")
     with pytest.raises(InvalidInputError, match="trace"):
         Spectrahedron(K, trace=-1.0)
+
+
+def test_feasibility_is_measured_on_signed_weights_without_rounding_noise():
+    """A point on the boundary (singular K_mu) whose trace is off by rounding is feasible; a
+    signed point slightly outside counts its distance to the set, not its negative entry."""
+    from mklopt.feasibility import relative_violation
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    K = np.stack([X @ X.T, rbf_kernel(X, gamma=1.0)])
+    K /= np.einsum("mii->m", K)[:, None, None]  # unit traces; K_0 has rank 2
+    theta = Spectrahedron(K, 1.0)
+    boundary = np.array([1.0 - 6.857e-7, 6.857e-7])
+    assert theta.violation(boundary) == 0.0 and relative_violation(theta, boundary) == 0.0
+    # a signed point off the trace: with B = (A + L)/2, (a, b) gives K_mu = (a + b/2) A + (b/2) L,
+    # PSD for b >= 0 and a + b/2 >= 0; the nearest point of the set is on a + b = 1
+    A, L = K[1], K[0]
+    pair = Spectrahedron(np.stack([A, (A + L) / 2]), 1.0)
+    signed = np.array([-0.2, 1.0])
+    np.testing.assert_allclose(pair.project(signed), [-0.1, 1.1], atol=1e-6)
+    assert 0.0 < relative_violation(pair, signed) <= 0.1 + 1e-9  # the distance 0.1, not the entry -0.2
+    inside = theta.project(boundary)
+    np.testing.assert_allclose(inside, boundary, atol=1e-12)

@@ -219,13 +219,16 @@ def test_conv_is_invariant_to_kernel_scaling(problem):
     for theta in (0, 2):
         a, b = ks.normalized("tail_sum", theta=theta), scaled.normalized("tail_sum", theta=theta)
         np.testing.assert_allclose(b.K, a.K, rtol=1e-10, atol=1e-12 * np.abs(a.K).max())
-    # Weights are determined to about the solver's accuracy (3e-6 apart at tol 1e-8,
-    # both certified; 6e-9 at tol 1e-9): solve tightly so that the comparison tests invariance.
-    ra = mklopt.solve(ks.normalized("tail_sum", theta=2), y, "qcqp_l1", C=C, tol=1e-9)
-    rb = mklopt.solve(scaled.normalized("tail_sum", theta=2), y, "qcqp_l1", C=C, tol=1e-9)
-    weighted = [r.weights[:, None, None] * s.normalized("tail_sum", theta=2).K
-                for r, s in ((ra, ks), (rb, scaled))]
-    np.testing.assert_allclose(weighted[1], weighted[0], atol=1e-6 * np.abs(weighted[0]).max())
+    # The weights are determined only to about the solver's accuracy (1e-6 apart at a certified
+    # 1e-7 on one machine, 3e-9 on another), so invariance is tested on what is certified: each
+    # answer, certified on the other scaling's problem, has the same primal, dual and gap.
+    ra = mklopt.solve(ks.normalized("tail_sum", theta=2), y, "qcqp_l1", C=C)
+    rb = mklopt.solve(scaled.normalized("tail_sum", theta=2), y, "qcqp_l1", C=C)
+    for own, other in ((ra, scaled), (rb, ks)):
+        cross = mklopt.certify(other.normalized("tail_sum", theta=2), y, own.weights, own.alpha, C=C)
+        assert own.status == "optimal" and cross.consistent()
+        assert _rel(cross.primal, own.primal) <= 1e-9 and _rel(cross.dual, own.dual) <= 1e-9
+    assert _rel(ra.primal, rb.primal) <= ra.rel_gap + rb.rel_gap
     # DC is scale-invariant too: mu_m K_m is unchanged
     da = mklopt.solve(ks, y, "dc_subproblem", theta=2, C=C)
     db = mklopt.solve(scaled, y, "dc_subproblem", theta=2, C=C,

@@ -166,9 +166,11 @@ class Spectrahedron(Regularizer):
         return float(eigs[0]), float(noise)
 
     def violation(self, mu) -> float:
+        """Trace and PSD violation relative to :math:`c`, rounding noise of both not counted."""
         mu = np.asarray(mu, dtype=float)
         low, noise = self._lambda_min(mu)
-        trace = abs(float(self.traces @ mu) - self.c) / self.c
+        rounding = NOISE * np.finfo(float).eps * float(np.abs(self.traces) @ np.abs(mu))
+        trace = max(abs(float(self.traces @ mu) - self.c) - rounding, 0.0) / self.c
         return max(trace, max(-low - noise, 0.0) / self.c, 0.0)
 
     def into_set(self, mu, tol: float = 1e-12) -> np.ndarray:
@@ -186,11 +188,21 @@ class Spectrahedron(Regularizer):
         return (1 - theta) * mu + theta * self.uniform
 
     def project(self, mu) -> np.ndarray:
+        """The nearer of two feasible points: the SDP projection (repaired) and :meth:`into_set`.
+
+        An interior-point projection onto a boundary point (a singular :math:`K_\\mu`)
+        stops strictly inside, about the square root of its tolerance away; the
+        explicit repair is exact there.
+        """
         mu = np.asarray(mu, dtype=float)
         nu = cp.Variable(mu.size)
         scale = max(1.0, float(np.max(np.abs(mu))))
         solve_auxiliary(cp.Problem(cp.Minimize(cp.sum_squares((nu - mu) / scale)), self.constraints(nu)), self)
-        return self.into_set(nu.value)
+        repaired = self.into_set(mu)
+        if nu.value is None:
+            return repaired
+        projected = self.into_set(nu.value)
+        return min((projected, repaired), key=lambda point: float(np.linalg.norm(point - mu)))
 
     def argmin_weights(self, wnorm2):
         raise InvalidInputError("the spectrahedron has signed weights: there is no wrapper weight step; "
