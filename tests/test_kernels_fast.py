@@ -124,6 +124,19 @@ def test_scan_screens_every_exactly_symmetric_kernel_on_its_one_read(stack):
     np.testing.assert_allclose(scan.sketch[0], W.T @ stack[0] @ W, rtol=1e-12)
 
 
+def test_a_symmetrized_set_keeps_the_sketch_of_its_one_read(stack):
+    """Kernels symmetrized during validation (here an asymmetry of 1e-12, as a kernel function's
+    rounding leaves) have the sketch W'KW of the stored, symmetric kernels without a second read."""
+    noisy = stack.copy()
+    noisy[1, 0, 1] += 1e-12
+    noisy[2, 5, 3] -= 1e-12
+    ks = mklopt.KernelSet(noisy)
+    assert ks._sketch is not None  # taken by the validation scan
+    W = sketch_vectors(ks.n)
+    for m in range(ks.M):
+        np.testing.assert_allclose(ks.sketch()[m], W.T @ ks.K[m] @ W, rtol=1e-12)
+
+
 @pytest.mark.parametrize("check", ["lanczos", "full"])
 def test_screen_catches_a_small_negative_eigenvalue(stack, check):
     K = stack[0]

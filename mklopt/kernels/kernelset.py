@@ -148,10 +148,12 @@ class KernelSet(_Normalizing, _Spectral):
         # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
         to_symmetrize = scan.asymmetric + (scan.noise_asymmetric if given.owned else [])
         if to_symmetrize:
-            self._sketch = None  # the stack changes below
             stack = stack if given.owned else stack.copy()
             given.owned = True
             symmetrize(stack, to_symmetrize)
+            # W'KW is linear in K: symmetrizing K symmetrizes its sketch (no second read)
+            sketch = self._sketch[to_symmetrize]
+            self._sketch[to_symmetrize] = 0.5 * (sketch + sketch.transpose(0, 2, 1))
         if self.psd and trusted:
             self.validated_by = "construction"
         elif self.psd:
