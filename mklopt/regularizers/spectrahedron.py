@@ -188,7 +188,7 @@ class Spectrahedron(Regularizer):
         return (1 - theta) * mu + theta * self.uniform
 
     def project(self, mu) -> np.ndarray:
-        """The nearer of two feasible points: the SDP projection (repaired) and :meth:`into_set`.
+        """The nearer of the SDP projection (repaired) and :meth:`into_set`, among those feasible.
 
         An interior-point projection onto a boundary point (a singular :math:`K_\\mu`)
         stops strictly inside, about the square root of its tolerance away; the
@@ -198,11 +198,9 @@ class Spectrahedron(Regularizer):
         nu = cp.Variable(mu.size)
         scale = max(1.0, float(np.max(np.abs(mu))))
         solve_auxiliary(cp.Problem(cp.Minimize(cp.sum_squares((nu - mu) / scale)), self.constraints(nu)), self)
-        repaired = self.into_set(mu)
-        if nu.value is None:
-            return repaired
-        projected = self.into_set(nu.value)
-        return min((projected, repaired), key=lambda point: float(np.linalg.norm(point - mu)))
+        points = [self.into_set(mu)] + ([] if nu.value is None else [self.into_set(nu.value)])
+        feasible = [point for point in points if self.violation(point) <= 0.0] or points[-1:]
+        return min(feasible, key=lambda point: float(np.linalg.norm(point - mu)))
 
     def argmin_weights(self, wnorm2):
         raise InvalidInputError("the spectrahedron has signed weights: there is no wrapper weight step; "
