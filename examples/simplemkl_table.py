@@ -282,7 +282,8 @@ def main(small: bool = False, out: str | Path = ".", **overrides) -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", action="store_true", help="80-point subsamples, 20 kernels (seconds)")
+    parser.add_argument("--small", "--quick", action="store_true",
+                        help="80-point subsamples, 20 kernels (seconds; what CI runs)")
     parser.add_argument("--out", default=".", help="folder for the PNG (default: current folder)")
     parser.add_argument("--datasets", nargs="+", choices=sorted(PAPER_NAME), default=None)
     parser.add_argument("--runs", type=int, default=None, help="random splits (paper: 20)")
