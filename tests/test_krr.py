@@ -268,3 +268,11 @@ def test_bad_data_and_driver_options(case):
             mklopt.fit(ks, y, "krr_interpolated", eta=1.0, **KRR)
         else:
             mklopt.fit(ks, y, "krr_interpolated", interpolate="mu", **KRR)
+
+
+@pytest.mark.parametrize("degree", [1, 3, 2.5, True])
+def test_polynomial_family_is_degree_two_only(degree):
+    ks, y = diabetes(30)
+    with pytest.raises(InvalidInputError, match="degree 2 only"):
+        mklopt.fit(ks, y, "polynomial_krr", **{**KRR, "lam": 0.1, "radius": 1.0}, degree=degree)
+    mklopt.fit(ks, y, "polynomial_krr", **{**KRR, "lam": 0.1, "radius": 1.0}, degree=2)  # accepted

@@ -104,3 +104,10 @@ def test_drivers_refuse_weight_sets_they_do_not_solve(problem, driver, kwargs):
 def test_group_simplex_bad_labels(groups):
     with pytest.raises(InvalidInputError, match="group label"):
         GroupSimplex(groups)
+
+
+@pytest.mark.parametrize("groups", [[0, 0, 1], [0, 1, 1, 0, 2, 2, 1, 0, 1]])
+def test_groups_that_do_not_partition_the_kernels_are_refused(problem, groups):
+    K, y = problem
+    with pytest.raises(InvalidInputError, match="group labels but there are"):
+        mklopt.fit(K, y, "mirror_descent", regularizer=GroupSimplex(groups))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import InvalidInputError
 from ..result import MKLResult
 from .krr_pgd import KRRProjectedGradient
 
@@ -40,6 +41,13 @@ class PolynomialKRR(KRRProjectedGradient):
     name = "polynomial_krr"
     degree = 2
     certified = False
+
+    def __init__(self, data, *, degree: int = 2, **kwargs) -> None:
+        if isinstance(degree, bool) or degree != 2:
+            raise InvalidInputError(
+                f"polynomial_krr learns K_mu = (sum_k mu_k K_k)^2, degree 2 only (the tutorial's "
+                f"family); got degree={degree!r}. For degree 1 use krr_projected_gradient.")
+        super().__init__(data, **kwargs)
 
     def reached(self, rel_gap: float, stationarity: float) -> bool:
         return stationarity <= self.tol
