@@ -187,6 +187,18 @@ def test_saved_result_verifies_without_C_or_p(files, tmp_path, capsys):
             assert word in out
 
 
+@pytest.mark.parametrize("how", [[], ["--driver", "wrapper"], ["--driver", "cutting_plane"]])
+def test_solve_then_verify_at_all_defaults_is_certified(files, tmp_path, capsys, how):
+    """The newcomer's round trip (issue 27): no --C, --p or --tol on either command."""
+    saved = tmp_path / "res.npz"
+    code, _, _ = run(["solve", "--kernels", files["kernels"], *how, "--out", saved], capsys)
+    assert code == 0
+    code, out, err = run(["verify", "--kernels", files["kernels"], "--candidate", saved], capsys)
+    assert code == 0 and err == "", out
+    assert "the tolerance the result was solved to" in out
+    assert out.strip().splitlines()[-1].startswith("CERTIFIED")
+
+
 def test_verify_infeasible_candidate_and_repair(files, tmp_path, capsys):
     saved = tmp_path / "result.npz"
     assert run(["solve", "--kernels", files["kernels"], "--C", 10, "--out", saved], capsys)[0] == 0
