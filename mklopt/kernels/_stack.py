@@ -87,8 +87,9 @@ class OwnedStack:
     """A stack mklopt has just built (``KernelSet.from_data``): it may be changed in place.
 
     ``psd_by_construction``: every kernel came from a kernel function that is PSD for
-    any input (:func:`~mklopt.kernels.construct.psd_by_construction`), so the PSD
-    screen is skipped; only mklopt builds such a stack (user arrays are screened).
+    any input and its computed matrix is PSD to within the certificate's precision
+    (:func:`~mklopt.kernels.construct.trusted_spec`), so the PSD screen is skipped;
+    only mklopt builds such a stack (user arrays are screened).
     """
 
     def __init__(self, stack: np.ndarray, psd_by_construction: bool = False) -> None:

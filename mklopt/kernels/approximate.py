@@ -11,6 +11,10 @@ scikit-learn transformer whose output :math:`G_m` (n, r) satisfies
 
 The kernels mklopt optimizes over are then *exactly* :math:`G_m G_m^\\top`: the
 certificates are exact for them (not for the kernels they approximate).
+Shift-invariant kernels (RBF, Laplacian, random Fourier features) see the
+data centred at the training mean (a :class:`~sklearn.pipeline.Pipeline` with
+:class:`~sklearn.preprocessing.StandardScaler` ``(with_std=False)``), so data far
+from the origin loses no digits to cancellation.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from .construct import KernelSpec, _parse_spec, spec_name
+from .rounding import SHIFT_INVARIANT
 
 __all__ = ["APPROXIMATIONS", "approximate_factors"]
 
@@ -43,6 +48,21 @@ def _transformer(spec: KernelSpec, rank: int, approximation: str, random_state: 
     other = {k: v for k, v in params.items() if k not in _NYSTROEM_ARGS}
     return Nystroem(kernel=metric, n_components=rank, random_state=random_state,
                     kernel_params=other or None, **direct)
+
+
+def _centred(transformer: Any, spec: KernelSpec, approximation: str) -> Any:
+    """The transformer behind centring when its kernel is shift-invariant."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    metric = spec if callable(spec) else _parse_spec(spec)[0]
+    if approximation == "rff" or (isinstance(metric, str) and metric in SHIFT_INVARIANT):
+        return Pipeline([("centre", StandardScaler(with_std=False)), ("map", transformer)])
+    return transformer
+
+
+def _final(transformer: Any) -> Any:
+    return transformer[-1] if hasattr(transformer, "steps") else transformer
 
 
 #: Landmark-kernel eigenvalues below this fraction of the largest are rounding noise.
@@ -100,10 +120,11 @@ def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
                           "samples rank landmarks among them.")
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
-    transformers = [_transformer(s, int(rank), approximation, random_state).fit(X) for s in specs]
+    transformers = [_centred(_transformer(s, int(rank), approximation, random_state), s,
+                             approximation).fit(X) for s in specs]
     for t in transformers:
-        if hasattr(t, "normalization_"):
-            _reveal_rank(t)
+        if hasattr(_final(t), "normalization_"):
+            _reveal_rank(_final(t))
     factors = [t.transform(X) for t in transformers]
     names = [f"{spec_name(s, i)}[{approximation} r={rank}]" for i, s in enumerate(specs)]
     return factors, transformers, names

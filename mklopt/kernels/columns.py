@@ -8,11 +8,16 @@ tuple of arrays numba can take (unused slots hold empty arrays):
 * ``FACTORS``: :math:`K_m = G_m G_m^\\top`, the factors side by side in one
   (n, R) matrix with block offsets; :math:`K_\\mu[:, i] = G\\,(w\\circ G[i])`, w the
   weights repeated over each block.
-* ``LAZY``: data X (n, d) and kernel specs (linear, RBF, polynomial). One
-  product :math:`X x_i` (cached) serves every kernel; each kernel maps it
-  elementwise, :math:`K_m(t, i) = c_m\\, r_{m,t} r_{m,i}\\, \\kappa_m(\\langle x_t,
-  x_i\\rangle, \\|x_t\\|^2, \\|x_i\\|^2)` with a scalar normalization :math:`c_m` (trace)
-  and row scales :math:`r_m` (spherical normalization).
+* ``LAZY``: data X (n, d) and kernel specs (linear, RBF, polynomial). The
+  oracle holds the data centred at its mean, :math:`z_t = x_t - \\bar x`. One
+  product :math:`Z z_i` (cached) serves every kernel; each kernel maps it
+  elementwise, :math:`K_m(t, i) = c_m\\, r_{m,t} r_{m,i}\\, \\kappa_m(\\cdot)` with a
+  scalar normalization :math:`c_m` (trace) and row scales :math:`r_m` (spherical
+  normalization). RBF kernels read :math:`\\|z_t - z_i\\|^2 = \\|z_t\\|^2 + \\|z_i\\|^2 -
+  2\\langle z_t, z_i\\rangle` (clipped at 0, exact on the diagonal: cancellation
+  relative to the spread of the data, not to its distance from the origin);
+  linear and polynomial kernels read :math:`\\langle x_t, x_i\\rangle = \\langle z_t,
+  z_i\\rangle + h_t + h_i` with :math:`h = Z\\bar x + \\tfrac12\\|\\bar x\\|^2` (slot 11).
 
 A cache is a tuple ``(slots (S, n), slot_of (n,), owner (S,), last_use (S,),
 counters (3,))`` with counters = (clock, hits, misses); :func:`cached_slot`
@@ -97,12 +102,13 @@ _FAST = {"nnan", "ninf", "nsz", "contract"}  # no reassociation: the reduction a
 def _accumulate(oracle, m, i, dot, weight, out, start, stop):
     """``out[t] += weight * K_m[t, i]`` for t in [start, stop), from the inner products ``dot`` (LAZY)."""
     sqn, kinds, params, rowscale, scale = oracle[6], oracle[7], oracle[8], oracle[9], oracle[10]
+    shift = oracle[11]
     gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
     factor = weight * scale[m] * rowscale[m, i]
-    row, norm_i = rowscale[m], sqn[i]
+    row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
     if kinds[m] == LINEAR:
         for t in range(start, stop):
-            out[t] += factor * row[t] * dot[t]
+            out[t] += factor * row[t] * (dot[t] + shift[t] + shift_i)
     elif kinds[m] == RBF:
         for t in range(start, stop):
             out[t] += factor * row[t] * _exp(-gamma * max(sqn[t] + norm_i - 2.0 * dot[t], 0.0))
@@ -110,7 +116,7 @@ def _accumulate(oracle, m, i, dot, weight, out, start, stop):
             out[i] += factor * row[i] * (1.0 - _exp(-gamma * max(2.0 * norm_i - 2.0 * dot[i], 0.0)))
     else:
         for t in range(start, stop):
-            out[t] += factor * row[t] * (gamma * dot[t] + coef0) ** degree
+            out[t] += factor * row[t] * (gamma * (dot[t] + shift[t] + shift_i) + coef0) ** degree
 
 
 @njit(cache=True)
@@ -258,18 +264,22 @@ def oracle_of(kernels) -> tuple:
         owner = np.repeat(np.arange(kernels.M, dtype=np.int64), kernels.ranks)
         return (FACTORS, _EMPTY3, np.ascontiguousarray(kernels.G, dtype=float), owner,
                 np.asarray(kernels.offsets, dtype=np.int64), _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
-                _EMPTY2, _EMPTY1)
+                _EMPTY2, _EMPTY1, _EMPTY1)
     return (DENSE, kernels.K, _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
-            _EMPTY2, _EMPTY1)
+            _EMPTY2, _EMPTY1, _EMPTY1)
 
 
 def lazy_oracle(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, rowscale: np.ndarray,
                 scale: np.ndarray) -> tuple:
     """The oracle of kernels computed on the fly from data ``X`` (see the module docstring)."""
-    X = np.ascontiguousarray(X, dtype=float)
-    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, X, np.einsum("ij,ij->i", X, X),
+    X = np.asarray(X, dtype=float)
+    centre = X.mean(axis=0)
+    Z = np.ascontiguousarray(X - centre)
+    shift = Z @ centre + 0.5 * float(centre @ centre)
+    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, Z, np.einsum("ij,ij->i", Z, Z),
             np.asarray(kinds, dtype=np.int64), np.ascontiguousarray(params, dtype=float),
-            np.ascontiguousarray(rowscale, dtype=float), np.ascontiguousarray(scale, dtype=float))
+            np.ascontiguousarray(rowscale, dtype=float), np.ascontiguousarray(scale, dtype=float),
+            np.ascontiguousarray(shift))
 
 
 def kernel_diagonals(kernels) -> np.ndarray:

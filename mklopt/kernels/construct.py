@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
+from .rounding import SHIFT_INVARIANT, centred, trusted_by_construction
 
-__all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction"]
+__all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
 
 KernelSpec = Any  # ("rbf", {"gamma": 0.1}) | "linear" | callable(X, Y) -> array
 
@@ -65,6 +66,22 @@ def psd_by_construction(spec: KernelSpec) -> bool:
     return False
 
 
+def trusted_spec(spec: KernelSpec, X: np.ndarray) -> bool:
+    """Whether the Gram matrix of ``spec`` on ``X`` is PSD by construction *as computed*.
+
+    The kernel function must be PSD (:func:`psd_by_construction`) and its stated
+    rounding bound small enough (:mod:`~mklopt.kernels.rounding`); otherwise the
+    kernel is screened like user data.
+    """
+    if not psd_by_construction(spec):
+        return False
+    metric, params = _parse_spec(spec)
+    if params.get("gamma") == "scale":
+        variance = float(np.var(X))
+        params["gamma"] = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
+    return trusted_by_construction(metric, params, X)
+
+
 def _parse_spec(spec: KernelSpec) -> tuple[Any, dict]:
     if isinstance(spec, str) or callable(spec):
         return spec, {}
@@ -100,6 +117,11 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     RBF specs with an explicit ``gamma`` share one matrix of squared
     distances (scikit-learn's ``euclidean_distances``):
     :math:`K_m = \\exp(-\\gamma_m D)`, the same values as ``rbf_kernel``.
+    Shift-invariant kernels (RBF, Laplacian) are evaluated on the data centred
+    at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
+    :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
+    spread of the data, not to its distance from the origin; squared distances
+    are clipped at 0 and the diagonal of a training kernel is exact.
     """
     from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
 
@@ -113,12 +135,15 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
+    same = Y is X
+    Xc, Yc = centred(X, None if same else Y)
+    Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
     gammas = [_rbf_gamma(spec) for spec in specs]
     rbf = [m for m, g in enumerate(gammas) if g is not None]
     if rbf:  # one matrix of squared distances for all of them; exp on all cores
         from ._stack import map_kernels
 
-        distances = euclidean_distances(X, Y, squared=True)
+        distances = euclidean_distances(Xc, Yc, squared=True)
 
         def fill(i: int) -> None:
             m = rbf[i]
@@ -134,7 +159,9 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
                 out[m] = spec(X, Y)
             else:
                 metric, params = _parse_spec(spec)
-                out[m] = pairwise_kernels(X, Y, metric=metric, **params)
+                shift = isinstance(metric, str) and metric in SHIFT_INVARIANT
+                out[m] = pairwise_kernels(Xc if shift else X, (Yc if shift else Y), metric=metric,
+                                          **params)
         except KernelError:
             raise
         except (TypeError, ValueError) as exc:  # scikit-learn's or the user's callable

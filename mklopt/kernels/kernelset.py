@@ -21,7 +21,7 @@ from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
-from .construct import KernelSpec, kernel_stack, psd_by_construction, spec_name
+from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
@@ -210,7 +210,7 @@ class KernelSet(_Normalizing, _Spectral):
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
-        trusted = all(psd_by_construction(spec) for spec in specs)
+        trusted = all(trusted_spec(spec, np.asarray(X, dtype=float)) for spec in specs)
         kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
             return kernels

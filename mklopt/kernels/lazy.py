@@ -37,10 +37,13 @@ from .columns import (LINEAR, POLY, RBF, add_columns, kernel_entries, lazy_oracl
 from .construct import _parse_spec, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
+from .rounding import bound_message, trusted_by_construction
 
 __all__ = ["LazyKernelSet", "subset_sketch", "lazy_supported"]
 
 _BLOCK_BYTES = 64 * 2**20
+#: Largest polynomial degree on the fly (higher powers overflow or lose every digit).
+MAX_DEGREE = 30
 
 
 class LazyKernelSet(KernelSet):
@@ -86,6 +89,7 @@ class LazyKernelSet(KernelSet):
         self.kinds, self.params = np.array(kinds, dtype=np.int64), np.array(params, dtype=float)
         sqn = np.einsum("ij,ij->i", X, X)
         base = np.stack([_diagonal(k, p, sqn) for k, p in zip(self.kinds, self.params)])
+        _check_precision(X, self.kinds, self.params, base, self.names)
         scale, rowscale = _normalization(normalization, base, self.names)
         self.normalization = normalization
         self.scales = scale
@@ -233,18 +237,43 @@ def _parse(spec: Any, d: int) -> tuple[int, tuple[float, float, float]]:
         return RBF, (float(gamma), 0.0, 0.0)
     if metric in ("poly", "polynomial"):
         degree, coef0 = params.pop("degree", 3), params.pop("coef0", 1.0)
-        if not params and _positive(gamma) and float(degree).is_integer() and degree >= 1 \
-                and coef0 >= 0:
+        if not params and _positive(gamma) and _integer(degree) and 1 <= degree <= MAX_DEGREE \
+                and _real(coef0) and coef0 >= 0:
             return POLY, (float(gamma), float(degree), float(coef0))
     raise KernelError(
         f"kernel spec {spec!r} cannot be computed on the fly; lazy kernels support 'linear', "
-        "('rbf', {'gamma': g > 0}) and ('poly', {'degree': k >= 1, 'gamma': g > 0, 'coef0': c >= 0}). "
+        "('rbf', {'gamma': g > 0}) and ('poly', {'degree': integer k in [1, "
+        f"{MAX_DEGREE}], 'gamma': g > 0, 'coef0': c >= 0}}) with finite numbers. "
         "Build a dense KernelSet (lazy=False) for other kernels.")
 
 
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and bool(np.isfinite(value))
+
+
 def _positive(value: Any) -> bool:
-    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) \
-        and np.isfinite(value) and value > 0
+    return _real(value) and value > 0
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_precision(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, base: np.ndarray,
+                     names: list[str]) -> None:
+    """Refuse kernels whose computed values could miss PSD by more than the certificate absorbs."""
+    for m, (kind, (gamma, degree, coef0)) in enumerate(zip(kinds, params)):
+        if not np.all(np.isfinite(base[m])):
+            raise KernelError(f"kernel {names[m]!r} overflows on these data (its diagonal is not "
+                              "finite); lower the degree or gamma, or scale the features.")
+        metric = ("linear", "rbf", "poly")[kind]
+        spec_params = {"gamma": gamma, "degree": int(degree), "coef0": coef0}
+        if not trusted_by_construction(metric, spec_params, X):
+            raise KernelError(
+                f"kernel {names[m]!r} cannot be computed on the fly to the certificate's precision: "
+                f"{bound_message(metric, spec_params, X)}. Build it densely (lazy=False), where it "
+                "is screened for PSD, or as low-rank factors (rank=).")
 
 
 def _diagonal(kind: int, params: np.ndarray, sqn: np.ndarray) -> np.ndarray:
