@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .exact import gap_tolerance, prepare, solve
+from ._options import check_options
 from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
 from .losses import as_loss
@@ -102,8 +103,10 @@ def prepare_fit(kernels, y, settings: FitSettings, *, C, p, regularizer, loss):
     dense = f"driver '{driver}'" if getattr(DRIVERS[driver], "needs_dense", False) else None
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss,
                             needs_dense=dense)
+    params = check_options(f"driver '{driver}'", DRIVERS[driver].declared_options(), settings.params,
+                           n=data.n, M=data.M)
     settings = dataclasses.replace(settings, driver=driver, tol=tol, time_limit=time_limit,
-                                   max_iter=max_iter)
+                                   max_iter=max_iter, params=params)
     return data, classes, settings
 
 

@@ -11,10 +11,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Certificate", "relative_gap", "objective_scale", "ranked_gap", "GAP_FLOOR"]
+__all__ = ["Certificate", "relative_gap", "objective_scale", "ranked_gap", "GAP_FLOOR", "closes"]
 
 #: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
 GAP_FLOOR = 1e-12
+
+
+def closes(lower: float, upper: float, tol: float) -> bool:
+    """Whether the bounds certify: both finite and :math:`0 \\le U - L \\le \\text{tol}\\,|U|`.
+
+    The one test behind every ``"certified"`` status of mklopt (weight methods,
+    :meth:`Certificate.certified`): an infinite or NaN bound certifies nothing,
+    whatever ``inf <= tol * inf`` says.
+    """
+    lower, upper = float(lower), float(upper)
+    return bool(np.isfinite(lower) and np.isfinite(upper) and 0.0 <= upper - lower <= tol * abs(upper))
 
 
 def objective_scale(C: float, n: int) -> float:
@@ -94,9 +105,16 @@ class Certificate:
     feasible: bool = True
     repaired: bool = False
     message: str = ""
+    #: The bounds hold for a convex subproblem only (DCA's last one, a stationary point of
+    #: polynomial KRR): never ``certified``, at most :meth:`certified_locally`.
+    local: bool = False
 
     def certified(self, tol: float = 1e-6) -> bool:
-        """The verdict: feasible, consistent and ``0 <= rel_gap <= tol``."""
+        """The verdict: a global certificate, feasible, consistent and ``0 <= rel_gap <= tol``."""
+        return bool(not self.local and self.certified_locally(tol))
+
+    def certified_locally(self, tol: float = 1e-6) -> bool:
+        """Feasible, consistent and ``0 <= rel_gap <= tol``, global or not (see :attr:`local`)."""
         return bool(self.feasible and self.consistent() and self.rel_gap <= tol)
 
     def consistent(self) -> bool:
@@ -107,7 +125,8 @@ class Certificate:
         the primal value beyond what rounding explains (an under- or overflow,
         or a bug), and nothing is certified (``message`` names the cause).
         """
-        return bool(np.isfinite(self.gap) and np.isfinite(self.rel_gap) and self.gap >= 0)
+        return bool(np.isfinite(self.primal) and np.isfinite(self.dual) and np.isfinite(self.gap)
+                    and np.isfinite(self.rel_gap) and self.gap >= 0)
 
     def __repr__(self) -> str:
         extra = "" if self.feasible else f", feasible=False, violation={self.violation:.3g}"

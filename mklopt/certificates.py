@@ -229,6 +229,7 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     weights = check_vector(weights, ks.M, "weights")
     alpha = check_vector(alpha, y_pm.size, "alpha").reshape(y_pm.shape)
     reg.check(ks.M)
+    reg.check_points(ks.n)
     violation = relative_violation(reg, weights)
     terms = _alpha_terms(ks, y_pm, alpha, C, reg, loss)  # shared by every verdict below
     if violation <= feasibility_tol:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import backends as bk
+from ._options import check_options
 from ._validation import check_tol
 from .backend_solve import gap_tolerance
 from .backend_solve import solve_once as _solve_once
@@ -54,6 +55,7 @@ def prepare(kernels, y, *, C: float = 1.0, p: float = 1.0,
     C = check_loss_C(C, loss)
     reg = as_regularizer(regularizer, p)
     reg.check(ks.M)
+    reg.check_points(ks.n)
     return MKLData(ks, y_pm, C, reg, dict(params or {}), loss), classes
 
 
@@ -114,6 +116,8 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer,
                             psd=form.needs_psd, params=params, loss=loss,
                             needs_dense=f"formulation '{form.name}'" if form.needs_dense else None)
+    data.params = check_options(f"formulation '{form.name}'", form.options, data.params, n=data.n,
+                                M=data.M)
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)

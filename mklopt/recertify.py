@@ -9,6 +9,8 @@ block norms :math:`b > 2`, the LP certificate for Voted Kernel Regularization.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ._validation import as_kernel_set, check_C
@@ -35,7 +37,19 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
     fingerprint differs from the one saved. A result whose weight set is
     user code (a :class:`ConstraintSet`) needs ``regularizer=``, and one whose
     loss is a user subclass of :class:`~mklopt.losses.Loss` needs ``loss=``.
+
+    A result without a global certificate (``info["certified_globally"] is
+    False``: DCA, polynomial KRR) gives a certificate with ``local=True``: never
+    :meth:`~mklopt.bounds.Certificate.certified`, at most ``certified_locally``.
     """
+    cert = _certify_result(kernels, y, result, C, p, regularizer, repair, feasibility_tol, loss)
+    if result.info.get("certified_globally") is False:
+        cert = dataclasses.replace(cert, local=True)
+    return cert
+
+
+def _certify_result(kernels, y, result, C, p, regularizer, repair, feasibility_tol,
+                    loss) -> Certificate:
     if isinstance(result.regularizer, VKRPenalty):  # kernels need not be PSD there
         return _recertify_vkr(kernels, y, result, C, p)
     if isinstance(result.regularizer, KRRProblem):  # kernel ridge regression: lam, mu0, radius saved

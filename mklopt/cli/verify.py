@@ -119,7 +119,7 @@ def verdict(cert, tol: float, local: bool = False) -> tuple[bool, str]:
     ``local``: the candidate is a method's last convex subproblem (DCA), so a
     certificate holds for that subproblem only (``CERTIFIED LOCALLY``).
     """
-    if cert.certified(tol):
+    if cert.certified_locally(tol) and (local or cert.certified(tol)):
         note = f" ({one_line(cert.message)})" if cert.repaired and cert.message else ""
         if local:
             return True, (f"CERTIFIED LOCALLY: the last convex subproblem, rel_gap {cert.rel_gap:.2e} "

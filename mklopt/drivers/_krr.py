@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._options import Real, Vector
 from .._validation import check_vector
 from ..formulations import MKLData
 from ..formulations.krr_l2 import krr_problem
@@ -45,6 +46,8 @@ class KRRDriver(Driver):
     """
 
     losses = ("squared_error",)
+    options = {"lam": Real(0, open="low"), "radius": Real(0, open="low"),
+               "mu0": Vector("M", nonnegative=True)}
     needs_dense = True
     needs_psd = True
     degree = 1

@@ -14,12 +14,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._options import Vector
 from ..certificates import certificate, relative_gap
 from ..formulations import MKLData
 from ..result import Certificate, MKLResult, objective_scale, ranked_gap
 from ..result_io import kernel_fingerprint
 
-__all__ = ["Driver", "Step", "run"]
+__all__ = ["Driver", "Step", "run", "INTERIOR_MIX"]
+
+#: Weight of the centre of Θ mixed into a warm start that has zero weights.
+INTERIOR_MIX = 1e-2
 
 
 @dataclass
@@ -64,19 +68,39 @@ class Driver:
     stalled = False
     #: Set when the inner solver was switched to its more precise fallback.
     switched_inner = False
+    #: The driver's options and what each must be (:mod:`mklopt._options`); subclasses add theirs.
+    options: dict = {"init_weights": Vector("M")}
     _last_weights = None
+
+    @classmethod
+    def declared_options(cls) -> dict:
+        """The options of this driver and its bases (checked by :func:`mklopt.fit` up front)."""
+        merged: dict = {}
+        for klass in reversed(cls.__mro__):
+            merged.update(vars(klass).get("options", {}))
+        return merged
 
     def __init__(self, data: MKLData) -> None:
         self.data = data
 
     def start(self) -> np.ndarray:
         """Initial weights: ``init_weights`` (a warm start) moved into Θ, else the weight
-        step at equal block norms, :math:`\\arg\\min_{\\mu\\in\\Theta}\\sum_m 1/\\mu_m`."""
+        step at equal block norms, :math:`\\mu_c = \\arg\\min_{\\mu\\in\\Theta}\\sum_m 1/\\mu_m`.
+
+        A warm start with zero weights is moved strictly inside, to
+        :math:`(1-t)\\mu + t\\mu_c` with :math:`t =` :data:`INTERIOR_MIX` (convex, so still
+        in Θ): zero is a fixed point of the analytic weight step (a kernel at weight 0
+        has :math:`\\|w_m\\| = 0` and stays there), so a start on the boundary can stall.
+        """
         reg = self.data.regularizer
+        centre = reg.argmin_weights(np.ones(self.data.M))
         init = getattr(self, "init_weights", None)
-        if init is not None:
-            return reg.into_set(init)
-        return reg.argmin_weights(np.ones(self.data.M))
+        if init is None:
+            return centre
+        mu = reg.into_set(init)
+        if np.any(mu == 0) and np.all(centre > 0):
+            mu = (1.0 - INTERIOR_MIX) * mu + INTERIOR_MIX * centre
+        return mu
 
     def step(self, weights: np.ndarray) -> Step:
         raise NotImplementedError

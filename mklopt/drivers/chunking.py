@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from .._options import Integer, Real, Vector
 from ..certificates import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
@@ -69,6 +70,8 @@ class Chunking(Driver):
 
     name = "chunking"
     losses = ("hinge",)
+    options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
+               "cache_mb": Real(0, open="low")}
     default_max_iter = 100_000
 
     def __init__(self, data: MKLData, *, tol: float = 1e-4, Q: int | None = None,

@@ -31,6 +31,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
+from .._options import Choice, Integer
 from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
 from ..formulations import MKLData
@@ -42,6 +43,7 @@ from .lp_master import LPMaster, polyhedral_set
 
 class CuttingPlane(Driver):
     name = "cutting_plane"
+    options = {"max_cuts": Integer(1), "master": Choice(("exact", "taylor"))}
 
     def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
                  max_cuts: int = 200, master: str = "exact", master_backend=None,

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .._options import Integer, Real
 from .. import backends as bk
 from ..exceptions import InvalidInputError, RankError
 from ..formulations import FORMULATIONS, MKLData
@@ -124,6 +125,8 @@ class DCA(Driver):
 
     name = "dca"
     losses = ("hinge",)
+    options = {"theta": Integer(0), "inner_tol": Real(0, 1, open="both", optional=True),
+               "inner_max_iter": Integer(2)}
     certified = False
     needs_psd = True
 

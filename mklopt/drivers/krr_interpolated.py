@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._options import Choice, Real
 from ..exceptions import InvalidInputError
 from ..kernels.products import quadratic_terms
 from ._krr import KRRDriver
@@ -47,6 +48,7 @@ class KRRInterpolated(KRRDriver):
     """
 
     name = "krr_interpolated"
+    options = {"eta": Real(0, 1, open="high"), "interpolate": Choice(("alpha", "weights"))}
     degree = 1
 
     def __init__(self, data, *, eta: float = 0.4, interpolate: str = "alpha", **kwargs) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._options import Integer
 from ..result import MKLResult
 from ._krr import KRRDriver, projected_gradient_step
 from .base import Step
@@ -33,6 +34,7 @@ class KRRProjectedGradient(KRRDriver):
     """
 
     name = "krr_projected_gradient"
+    options = {"max_halvings": Integer(1, 1000)}
     degree = 1
 
     def __init__(self, data, *, max_halvings: int = 60, **kwargs) -> None:

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from .._options import Real
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..regularizers import LpBall
@@ -104,6 +105,7 @@ class SimpleMKL(Driver):
     """
 
     name = "simplemkl"
+    options = {"line_search_tol": Real(0, 1, open="low")}
 
     def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
                  line_search_tol: float = 0.1, init_weights=None) -> None:

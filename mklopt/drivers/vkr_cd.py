@@ -46,6 +46,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
+from .._options import Integer, Real
 from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
 from ..formulations import MKLData
@@ -128,6 +129,7 @@ class VKRCoordinateDescent(Driver):
 
     name = "vkr_cd"
     losses = ("hinge",)
+    options = {"lam": Real(0), "beta": Real(0), "n_add": Integer(1, optional=True)}
     needs_dense = True
     needs_psd = False
 

@@ -84,6 +84,8 @@ class Formulation:
     losses: tuple[str, ...] | None = None
     #: Reads the dense (M, n, n) stack (kernels given as factors are refused).
     needs_dense: bool = False
+    #: Its parameters and what each must be (:mod:`mklopt._options`), checked before building.
+    options: dict = field(default_factory=dict)
 
     def cone_for(self, data: MKLData) -> str:
         return self.cone

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import cvxpy as cp
 import numpy as np
 
+from .._options import Integer, Vector
 from .._validation import as_kernel_set
 from ..exceptions import FormulationError, InvalidInputError, RankError
 from ..kernels import KernelSet
@@ -204,4 +205,5 @@ FORMULATION = Formulation(
     "dc_subproblem", qcqp_l1.FORMULATION.cone, build,
     "local-Rademacher DC subproblem: l1-MKL over {mu >= 0: <v, mu> <= 1}, "
     "v the tail-sum supergradient at weights0 (theta=, weights0=)",
-    page="dc_subproblem.md", losses=("hinge",))
+    page="dc_subproblem.md", losses=("hinge",),
+    options={"theta": Integer(0), "weights0": Vector("M", nonnegative=True)})

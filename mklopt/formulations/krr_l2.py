@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from .._options import Real, Vector
 from ..exceptions import FormulationError, InvalidInputError
 from ..krr_certificate import evaluate, point_certificate
 from ..regularizers import LpBall
@@ -111,4 +112,6 @@ class KRRFormulation(Formulation):
 FORMULATION = KRRFormulation(
     "krr_l2", "SOCP", build,
     "kernel ridge regression over mu >= 0, ||mu - mu0||_2 <= Lambda: min_mu y'(K_mu + lam I)^-1 y",
-    page="krr_l2.md", losses=("squared_error",), needs_dense=True)
+    page="krr_l2.md", losses=("squared_error",), needs_dense=True,
+    options={"lam": Real(0, open="low"), "radius": Real(0, open="low"),
+             "mu0": Vector("M", nonnegative=True)})

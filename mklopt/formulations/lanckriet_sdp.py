@@ -26,6 +26,7 @@ from sklearn.svm import SVC
 
 from ..bounds import ranked_gap
 from ..certificates import certificate
+from .._options import Real
 from ..exceptions import FormulationError
 from ..regularizers.spectrahedron import Spectrahedron
 from ._base import Formulation, MKLData, Model
@@ -91,4 +92,5 @@ def _certify(data: MKLData, theta: Spectrahedron, weights: np.ndarray, alpha: np
 FORMULATION = Formulation(
     "lanckriet_sdp", "SDP", build,
     "general linear combination (weights of any sign), K_mu PSD with fixed trace: an SDP",
-    page="lanckriet_sdp.md", losses=("hinge",), needs_dense=True)
+    page="lanckriet_sdp.md", losses=("hinge",), needs_dense=True,
+    options={"trace": Real(0, open="low", optional=True)})

@@ -41,6 +41,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
+from .._options import Real
 from ..exceptions import InvalidInputError, KernelError, NotPSDError
 from ..regularizers import VKRPenalty
 from ..vkr_certificate import as_stack, vkr_certificate, vkr_margins, vkr_objective
@@ -245,4 +246,5 @@ def build(data: MKLData, lam: float = 1e-2, beta: float = 1e-3, penalty="trace",
 FORMULATION = Formulation(
     "vkr_lp", "LP", build,
     "Voted Kernel Regularization LP: hinge + sum_k (lam r_k + beta) |alpha_k|_1 (no PSD needed)",
-    needs_psd=False, page="vkr_lp.md", losses=("hinge",), needs_dense=True)
+    needs_psd=False, page="vkr_lp.md", losses=("hinge",), needs_dense=True,
+    options={"lam": Real(0), "beta": Real(0)})

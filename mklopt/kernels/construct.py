@@ -82,10 +82,15 @@ def trusted_spec(spec: KernelSpec, X: np.ndarray) -> bool:
     return trusted_by_construction(metric, params, X)
 
 
+#: Largest polynomial degree (higher powers overflow or lose every digit).
+MAX_DEGREE = 30
+
+
 def _parse_spec(spec: KernelSpec) -> tuple[Any, dict]:
     if isinstance(spec, str) or callable(spec):
         return spec, {}
     if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict):
+        _check_params(spec[0], spec[1])
         return spec[0], dict(spec[1])
     raise KernelError(
         f"kernel spec {spec!r} is not understood; use a metric name such as "
@@ -170,6 +175,25 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
                 "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
                 "('rbf', {'gamma': 0.1}).") from None
     return out
+
+
+def _check_params(metric: Any, params: dict) -> None:
+    """The common parameters of pairwise kernels: ``gamma``, ``degree`` and ``coef0``."""
+    gamma, degree, coef0 = params.get("gamma"), params.get("degree", 3), params.get("coef0", 0.0)
+    if not (gamma is None or gamma == "scale" or (_is_real(gamma) and gamma > 0)):
+        raise KernelError(f"kernel spec ({metric!r}, ...): gamma must be a finite number > 0, 'scale' "
+                          f"or None, got {gamma!r}.")
+    if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, (int, np.integer)) \
+            or not 1 <= degree <= MAX_DEGREE:
+        raise KernelError(f"kernel spec ({metric!r}, ...): degree must be an integer in [1, {MAX_DEGREE}], "
+                          f"got {degree!r}.")
+    if not _is_real(coef0):
+        raise KernelError(f"kernel spec ({metric!r}, ...): coef0 must be a finite number, got {coef0!r}.")
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
 
 
 def _rbf_gamma(spec: KernelSpec) -> float | None:

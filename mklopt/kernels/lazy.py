@@ -34,7 +34,7 @@ from ..exceptions import InvalidInputError, KernelError
 from ._stack import check_names
 from .columns import (LINEAR, POLY, RBF, add_columns, kernel_entries, lazy_oracle, new_cache,
                       oracle_of)
-from .construct import _parse_spec, kernel_stack, spec_name
+from .construct import MAX_DEGREE, _parse_spec, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
 from .rounding import bound_message, trusted_by_construction
@@ -42,8 +42,8 @@ from .rounding import bound_message, trusted_by_construction
 __all__ = ["LazyKernelSet", "subset_sketch", "lazy_supported"]
 
 _BLOCK_BYTES = 64 * 2**20
-#: Largest polynomial degree on the fly (higher powers overflow or lose every digit).
-MAX_DEGREE = 30
+
+
 
 
 class LazyKernelSet(KernelSet):

@@ -5,15 +5,15 @@ cosine kernel is PSD in exact arithmetic; the matrix computed in floating point
 is :math:`\hat K = K + E`. mklopt skips the PSD screen for a kernel it builds
 only when a stated bound on :math:`\|E\|_2` is below
 
-.. math:: \tau = \text{SLACK}\cdot\underline\lambda,\qquad \text{SLACK} = 10^{-10},
+.. math:: \tau = \text{SLACK}\cdot\underline\lambda,\qquad \text{SLACK} = 10^{-9},
 
 with :math:`\underline\lambda \le \|K\|_2` a cheap lower bound (the largest
 diagonal entry, or :math:`\operatorname{Tr}K/\operatorname{rank}` where the rank
 is bounded by the feature map). Then :math:`\lambda_{\min}(\hat K) \ge -\tau`: every
-quadratic term :math:`s_m(\alpha)` is within :math:`10^{-10}\|K\|_2\|\alpha\|^2` of
-the exact kernel's, a hundred times below the default clipping tolerance of
-screened kernels (``psd_tol = 1e-8``) and far below any gap a certificate is
-asked for. A kernel that misses the bound is screened like user data (dense
+quadratic term :math:`s_m(\alpha)` is within :math:`10^{-9}\|K\|_2\|\alpha\|^2` of
+the exact kernel's, ten times below the default clipping tolerance of screened
+kernels (``psd_tol = 1e-8``: a negative eigenvalue up to that fraction of the
+largest is treated as noise there). A kernel that misses the bound is screened like user data (dense
 stacks) or refused on the fly with an error naming the dense path.
 
 The bounds use the probabilistic rounding model of Higham & Mary, "A New
@@ -47,7 +47,7 @@ __all__ = ["SLACK", "SHIFT_INVARIANT", "rounding_bound", "trusted_by_constructio
 
 #: Bound on the rounding error of a built kernel, relative to a lower bound of its norm,
 #: under which the PSD screen is skipped.
-SLACK = 1e-10
+SLACK = 1e-9
 #: Metrics computed from differences of points: evaluated on data centred at the mean.
 SHIFT_INVARIANT = frozenset({"rbf", "laplacian"})
 _EPS = float(np.finfo(float).eps)

@@ -92,6 +92,9 @@ class Regularizer:
         solve_auxiliary(prob, self)
         checked.add(M)
 
+    def check_points(self, n: int) -> None:
+        """Raise when the set is tied to kernels over another number of points (default: it is not)."""
+
     def contains_zero(self, M: int) -> bool:
         """Whether :math:`0 \\in \\Theta` (then a candidate can be scaled into the set)."""
         return self.violation(np.zeros(M)) <= 1e-12

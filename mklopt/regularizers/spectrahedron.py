@@ -17,6 +17,7 @@ uniform combination :math:`\\mu_u` (PSD, same trace) just enough.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import cvxpy as cp
@@ -65,7 +66,8 @@ class Spectrahedron(Regularizer):
     def __init__(self, K=None, trace: float | None = None) -> None:
         self.name = "spectrahedron"
         if K is None:
-            if trace is None or isinstance(trace, bool) or not np.isfinite(trace) or trace <= 0:
+            if not isinstance(trace, numbers.Real) or isinstance(trace, bool) or not np.isfinite(trace) \
+                    or trace <= 0:
                 raise InvalidInputError("Spectrahedron without kernels needs its trace c > 0.")
             self.K, self.c = None, float(trace)
             return
@@ -75,7 +77,8 @@ class Spectrahedron(Regularizer):
         self.K = K
         self.traces = np.einsum("mii->m", K)
         c = float(np.mean(self.traces)) if trace is None else trace
-        if isinstance(c, bool) or not np.isfinite(c) or c <= 0:
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real) or not np.isfinite(c) \
+                or c <= 0:
             raise InvalidInputError(f"Spectrahedron: trace must be a positive number, got {trace!r}.")
         self.c = float(c)
         positive = self.traces > 0
@@ -98,6 +101,11 @@ class Spectrahedron(Regularizer):
                                     ".bind(K) (mklopt.certify_result does so from the kernels it is given).")
         if M != self.K.shape[0]:
             raise InvalidInputError(f"Spectrahedron holds {self.K.shape[0]} kernels but there are {M}.")
+
+    def check_points(self, n: int) -> None:
+        if self.K is not None and n != self.K.shape[1]:
+            raise InvalidInputError(f"this Spectrahedron was built on kernels over {self.K.shape[1]} "
+                                    f"points but the kernels have {n}; build it on the same kernels.")
 
     def combined(self, mu) -> cp.Expression:
         """:math:`K_\\mu` as a symmetric CVXPY expression."""

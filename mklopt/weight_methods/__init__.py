@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import alignment
 from ..exceptions import InvalidInputError
+from .._options import Choice, check_options
 from .registry import METHODS, WeightFit, WeightMethod, register
 
 
@@ -38,7 +39,7 @@ for _name in alignment.METHODS:
         _name, _alignment_method(_name), targets="any",
         summary="centered alignment with yy' (Cortes, Mohri & Rostamizadeh 2012)",
         certified="alignf exactly (an NNLS solved in finitely many steps); the SVM at the weights",
-        page="alignment.md"))
+        page="alignment.md", options={"norm": Choice((None, 1, 2))}))
 
 from . import easymkl, heuristics, memo, radius_margin  # noqa: F401  (they register themselves)
 
@@ -83,6 +84,7 @@ def learn_weights(kernels, y, method: str = "align", *, return_info: bool = Fals
         raise InvalidInputError(f"unknown weight method {method!r}; choose one of {list(METHODS)}.")
     try:
         function = METHODS[method].function
+        options = check_options(f"weight method {method!r}", METHODS[method].options, options)
         found = function(kernels, y, **options)
     except TypeError as exc:
         if "unexpected keyword" not in str(exc):

@@ -33,7 +33,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import backends as bk
-from ..exceptions import SolverError
+from ..exceptions import InvalidInputError, SolverError
 from ._pairwise import pairwise_simplex_qp
 
 __all__ = ["SimplexQP", "class_margin", "enclosing_radius", "project_simplex"]
@@ -131,6 +131,19 @@ def class_margin(K: np.ndarray, y: np.ndarray, lam: float = 0.0, backend=None,
     grad = 2 * (1 - lam) * y * Kv + 2 * lam * point
     gap = float(grad @ point) - sum(float(grad[g].min()) for g in groups)
     return SimplexQP(point, value, max(gap, 0.0), name)
+
+
+def check_separable(hull: SimplexQP, method: str) -> None:
+    """Refuse a margin QP whose certified lower bound is not positive: the class hulls may meet.
+
+    Then :math:`\\rho = 0` cannot be excluded, the radius/margin ratio is unbounded and
+    no weights can be certified (e.g. one point given twice with opposite labels).
+    """
+    if not hull.value - hull.gap > 0:
+        raise InvalidInputError(
+            f"{method}: the class hulls intersect in the feature space of the average kernel (margin "
+            f"{max(hull.value, 0.0):.3g} is not certified positive: a point with both labels, or classes "
+            "no kernel separates); set lam > 0, or remove contradictory points.")
 
 
 def enclosing_radius(K: np.ndarray, backend=None, start: np.ndarray | None = None) -> SimplexQP:

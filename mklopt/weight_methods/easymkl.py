@@ -22,6 +22,7 @@ import numbers
 
 import numpy as np
 
+from .._options import Choice, Real
 from ..exceptions import InvalidInputError
 from ._access import binary_labels, dense_kernels, normalized
 from ._simplex_qp import class_margin
@@ -70,4 +71,5 @@ def easymkl(kernels, y, *, lam: float = 0.1, norm: int = 1, backend=None) -> Wei
 register(WeightMethod(
     "easymkl", easymkl, targets="labels",
     summary="margin of the sum kernel, weights from each kernel's margin term (Aiolli & Donini 2015)",
-    certified="the QP by its Frank-Wolfe gap; the SVM at the weights", page="peer_methods.md"))
+    certified="the QP by its Frank-Wolfe gap; the SVM at the weights", page="peer_methods.md",
+    options={"lam": Real(0, 1), "norm": Choice((1, 2))}))

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import SVC
 
+from .._options import Choice, Integer, Real
 from ..exceptions import InvalidInputError
 from ._access import binary_labels, dense_kernels, normalized
 from .registry import WeightFit, WeightMethod, register
@@ -68,9 +69,9 @@ register(WeightMethod(
     "pwmk", pwmk, targets="labels", uses_C=True,
     summary="each kernel's cross-validated SVM accuracy (Tanabe et al. 2008)",
     certified="nothing to certify before the SVM at the weights (a heuristic)",
-    page="peer_methods.md"))
+    page="peer_methods.md", options={"C": Real(0, open="low"), "delta": Real(0, 1), "cv": Integer(2)}))
 register(WeightMethod(
     "fheuristic", fheuristic, targets="labels",
     summary="each kernel's alignment with yy' (Qiu & Lane 2009)",
     certified="nothing to certify before the SVM at the weights (a heuristic)",
-    page="peer_methods.md"))
+    page="peer_methods.md", options={"norm": Choice((1, 2))}))

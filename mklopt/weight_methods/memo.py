@@ -29,9 +29,11 @@ import numbers
 
 import numpy as np
 
+from .._options import Integer, Real
 from ..exceptions import InvalidInputError
 from ._access import binary_labels, dense_kernels
-from ._simplex_qp import class_margin, project_simplex
+from ..bounds import closes
+from ._simplex_qp import check_separable, class_margin, project_simplex
 from .registry import WeightFit, WeightMethod, register
 
 __all__ = ["memo"]
@@ -54,7 +56,7 @@ def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
 
     Parameters
     ----------
-    theta : float >= 0
+    theta : float in [0, 1e12]
         Trade-off: 0 maximizes the margin only (concave: certified), larger
         values favour low-complexity combinations (non-convex: stationary point).
     lam : float in [0, 1)
@@ -76,14 +78,12 @@ def memo(kernels, y, *, theta: float = 0.0, lam: float = 0.0, tol: float = 1e-4,
     Q = flat @ flat.T
     Qn = Q / (np.trace(Q) / ks.M)
     mu = np.full(ks.M, 1.0 / ks.M)
-    value, lower, upper, grad, point = _evaluate(K, y, mu, lam, theta, Qn, backend)
-    if value <= 0:
-        raise InvalidInputError(
-            "memo: the class hulls intersect in the feature space of the average kernel (margin 0); "
-            "set lam > 0 or use kernels that separate the classes.")
+    hull = class_margin(np.tensordot(mu, K, axes=1), y, lam, backend)
+    check_separable(hull, "memo")
+    value, lower, upper, grad, point = _evaluate(K, y, mu, lam, theta, Qn, backend, hull.point)
     step, status, it = 1.0, "max_iter", 0
     for it in range(1, max_iter + 1):
-        if upper - lower <= tol * abs(upper):
+        if closes(lower, upper, tol):
             status = "certified"
             break
         scale = float(np.max(np.abs(grad))) or 1.0
@@ -112,4 +112,5 @@ register(WeightMethod(
     "memo", memo, targets="labels",
     summary="large margin at low complexity (Lauriola, Polato & Aiolli 2018)",
     certified="theta = 0: globally (concave); theta > 0: a global upper bound and a stationary point",
-    page="peer_methods.md"))
+    page="peer_methods.md", options={"theta": Real(0, 1e12), "lam": Real(0, 1, open="high"),
+                                     "tol": Real(0, 1, open="both"), "max_iter": Integer(1)}))

@@ -35,10 +35,12 @@ import math
 
 import numpy as np
 
+from .._options import Integer, Real
 from ..api import fit
 from ..regularizers import WeightedL1
 from ._access import binary_labels, dense_kernels
-from ._simplex_qp import class_margin, enclosing_radius
+from ..bounds import closes
+from ._simplex_qp import check_separable, class_margin, enclosing_radius
 from .registry import WeightFit, WeightMethod, register
 
 __all__ = ["rmkl", "gram"]
@@ -91,10 +93,11 @@ def gram(kernels, y, *, lam: float = 0.0, tol: float = 1e-3, max_iter: int = 200
     y = binary_labels(y, ks.n, "gram")
     mu = np.full(ks.M, 1.0 / ks.M)
     state = _terms(K, y, mu, lam, backend)
+    check_separable(state[1], "gram")
     upper, lower = _bounds(*state)
     step, status, it = 1.0, "max_iter", 0
     for it in range(1, max_iter + 1):
-        if upper - lower <= tol * upper:
+        if closes(lower, upper, tol):
             status = "certified"
             break
         ball, hull, a, b, _ = state
@@ -128,9 +131,10 @@ register(WeightMethod(
     "rmkl", rmkl, targets="labels", uses_C=True,
     summary="l1-MKL over the simplex weighted by the kernels' squared radii (Do et al. 2009)",
     certified="exactly: the MKL problem's duality gap; each radius by its QP's gap",
-    page="peer_methods.md"))
+    page="peer_methods.md", options={"C": Real(0, open="low"), "tol": Real(0, 1, open="both")}))
 register(WeightMethod(
     "gram", gram, targets="labels",
     summary="minimum radius/margin ratio over the simplex (Lauriola, Polato & Aiolli 2017)",
     certified="globally: the ratio between a certified upper and lower bound (quasiconvex)",
-    page="peer_methods.md"))
+    page="peer_methods.md", options={"lam": Real(0, 1, open="high"), "tol": Real(0, 1, open="both"),
+                                     "max_iter": Integer(1)}))

@@ -35,6 +35,9 @@ class WeightMethod:
         Its page under ``formulations/``.
     uses_C : bool
         The method trains SVMs itself and takes the estimator's ``C``.
+    options : dict
+        Its options and what each must be (:mod:`mklopt._options`), checked by
+        :func:`mklopt.learn_weights` before the method runs.
     """
 
     name: str
@@ -44,6 +47,7 @@ class WeightMethod:
     certified: str
     page: str
     uses_C: bool = False
+    options: dict = field(default_factory=dict)
 
 
 #: name -> WeightMethod, in the order they were registered.
