@@ -5,6 +5,8 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
+from importlib import metadata as _metadata
+
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
@@ -20,7 +22,10 @@ from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, Grou
 from .result import Certificate, MKLResult
 from .weight_methods import learn_weights
 
-__version__ = "0.1.0"
+try:  # the installed distribution's own version: one source, pyproject.toml
+    __version__ = _metadata.version("mklopt")
+except _metadata.PackageNotFoundError:  # a checkout that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "MKLResult",

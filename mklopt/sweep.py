@@ -255,7 +255,9 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
             search_cv = halving(client, estimator, param_grid, cv, scoring, X, y, refit, address)
             return _halving_result(search_cv, refit, link, address, workers, start)
         fits = None if (log or resume) is None else FitsLog(
-            resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits), total)
+            resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits,
+                                             resume=resume is not None),
+            total, [params_key(c) for c in candidates], len(splits))
         results = fits.start(resume is not None) if fits is not None else {}
         pending = [(c, f) for c in range(len(candidates)) for f in range(len(splits))
                    if (c, f) not in results]

@@ -1,11 +1,16 @@
 """The per-fit log of a sweep: one CSV row per finished (candidate, fold), appended as it completes.
 
 The log is what makes a sweep resumable. Its first line names the sweep it
-belongs to, ``# mklopt-sweep-fits v1 fingerprint=<sha256> fits=<total>``: a hash of X,
+belongs to, ``# mklopt-sweep-fits v2 fingerprint=<sha256> fits=<total>``: a hash of X,
 y, the candidates, the estimator's parameters, the scorer and the folds' test
-indices. Then a header and one row per fit: ``candidate``, ``fold``, the
-candidate's ``params`` (JSON), ``score``, ``fit_time``, ``rel_gap`` and ``status``
-of the fitted model's certificate (empty for estimators without one).
+indices, each by its exact value (floats by their bits, arrays by dtype, shape
+and bytes, functions by their qualified name; never a ``repr`` that rounds or
+holds a memory address). A lambda or closure scorer has no name another process
+can find: such a sweep may write a log but refuses to resume one. Then a header
+and one row per fit: ``candidate``, ``fold``, the candidate's ``params`` (JSON),
+``score``, ``fit_time``, ``rel_gap`` and ``status`` of the fitted model's
+certificate (empty for estimators without one). On resume every row is checked:
+its candidate and fold exist and its ``params`` are its candidate's.
 
 Each row is written with one ``write`` on a file opened for appending and
 flushed to disk, so a client killed at any moment leaves every earlier row
@@ -31,7 +36,7 @@ from .exceptions import InvalidInputError
 __all__ = ["FitsLog", "FIT_COLUMNS", "sweep_fingerprint", "fits_path"]
 
 MAGIC = "# mklopt-sweep-fits"
-FORMAT = "v1"
+FORMAT = "v2"
 FIT_COLUMNS = ("candidate", "fold", "params", "score", "fit_time", "rel_gap", "status")
 
 
@@ -42,18 +47,77 @@ def fits_path(out: str | Path) -> Path:
 
 
 def sweep_fingerprint(X: np.ndarray, y: np.ndarray, candidates: Sequence[Mapping[str, Any]],
-                      estimator: Any, scoring: Any, splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> str:
-    """sha256 of everything a fit's score depends on: data, grid, estimator, scorer, folds."""
+                      estimator: Any, scoring: Any, splits: Sequence[tuple[np.ndarray, np.ndarray]],
+                      resume: bool = False) -> str:
+    """sha256 of everything a fit's score depends on: data, grid, estimator, scorer, folds.
+
+    Every value enters by its exact encoding (:func:`exact_token`). A scorer
+    without a qualified name (a lambda or a closure) raises
+    :class:`InvalidInputError` when ``resume``; without it the fingerprint gets a
+    one-off token, so no later sweep can take the log for its own.
+    """
     digest = hashlib.sha256()
     for array in (np.ascontiguousarray(X), np.ascontiguousarray(y)):
-        digest.update(f"{array.dtype.str}{array.shape}".encode())
-        digest.update(array.tobytes() if array.dtype != object else repr(array.tolist()).encode())
+        digest.update(exact_token(array).encode())
     digest.update(json.dumps([params_key(c) for c in candidates]).encode())
-    digest.update(repr(sorted(estimator.get_params(deep=False).items(), key=str)).encode())
-    digest.update(repr(scoring).encode())
+    digest.update(exact_token(sorted(estimator.get_params(deep=False).items(), key=str)).encode())
+    digest.update(_scorer_token(scoring, resume).encode())
     for _, test in splits:
         digest.update(np.asarray(test, dtype=np.int64).tobytes() + b"|")
     return digest.hexdigest()
+
+
+def exact_token(value: Any) -> str:
+    """A string that identifies ``value`` exactly and is the same in every process.
+
+    Floats by their hexadecimal bits, arrays by dtype, shape and a hash of their
+    bytes, containers element by element, functions and classes by their
+    qualified name, estimators by their class and parameters. Anything else by
+    ``repr``, unless that holds a memory address (then its type name only).
+    """
+    if value is None or isinstance(value, (bool, int, str, bytes)):
+        return f"{type(value).__name__}:{value!r}"
+    if isinstance(value, (float, np.floating)):
+        return f"float:{float(value).hex()}"
+    if isinstance(value, np.integer):
+        return f"int:{int(value)}"
+    if isinstance(value, np.ndarray):
+        body = (hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+                if value.dtype != object else exact_token(value.tolist()))
+        return f"array:{value.dtype.str}:{value.shape}:{body}"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[" + ",".join(exact_token(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = sorted((str(k), exact_token(v)) for k, v in value.items())
+        return "map{" + ",".join(f"{k}={v}" for k, v in items) + "}"
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return f"{_qualified(type(value))}({exact_token(value.get_params(deep=False))})"
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"callable:{_qualified(value)}"
+    text = repr(value)
+    return f"{type(value).__name__}:{text}" if " at 0x" not in text else _qualified(type(value))
+
+
+def _qualified(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
+def _scorer_token(scoring: Any, resume: bool) -> str:
+    """The scorer by name: a string, a scikit-learn scorer's function and arguments, or a function."""
+    if scoring is None or isinstance(scoring, str):
+        return exact_token(scoring)
+    function = getattr(scoring, "_score_func", scoring)  # scikit-learn's make_scorer objects
+    name = _qualified(function) if hasattr(function, "__qualname__") else ""
+    if not name or "<lambda>" in name or "<locals>" in name:
+        if resume:
+            raise InvalidInputError(
+                f"the scorer {scoring!r} is a lambda or a closure: nothing identifies it in another "
+                "process, so a log cannot be checked against it and resume is refused. Pass a "
+                "scorer name ('accuracy') or a function defined at module level.")
+        return f"unresumable:{os.urandom(16).hex()}"
+    extra = {"sign": getattr(scoring, "_sign", None), "kwargs": getattr(scoring, "_kwargs", None),
+             "response": getattr(scoring, "_response_method", None)}
+    return f"scorer:{name}:{exact_token(extra)}"
 
 
 def params_key(params: Mapping[str, Any]) -> str:
@@ -76,8 +140,10 @@ def _plain(value: Any) -> Any:
 class FitsLog:
     """Append-only log of finished fits at ``path`` for the sweep ``fingerprint``."""
 
-    def __init__(self, path: str | Path, fingerprint: str, total: int) -> None:
+    def __init__(self, path: str | Path, fingerprint: str, total: int,
+                 candidates: Sequence[str] = (), folds: int = 0) -> None:
         self.path, self.fingerprint, self.total = Path(path), fingerprint, int(total)
+        self.candidates, self.folds = list(candidates), int(folds)
 
     def read(self) -> dict[tuple[int, int], dict[str, Any]]:
         """The finished fits ``{(candidate, fold): row}``; an error if the log is another sweep's."""
@@ -102,11 +168,29 @@ class FitsLog:
             try:
                 row["score"] = float(row["score"]) if row["score"] else float("nan")
                 row["fit_time"] = float(row["fit_time"])
-                done[(int(row["candidate"]), int(row["fold"]))] = row
+                key = (int(row["candidate"]), int(row["fold"]))
             except (KeyError, TypeError, ValueError):
                 raise InvalidInputError(f"{self.path} is damaged at line {number} ({row}); it "
                                         "cannot be resumed: run the sweep without resume.") from None
+            self._check_row(key, row, number)
+            done[key] = row
         return done
+
+    def _check_row(self, key: tuple[int, int], row: Mapping[str, Any], number: int) -> None:
+        """A row belongs to this sweep: its candidate and fold exist and its params are its candidate's."""
+        if not self.candidates:
+            return
+        candidate, fold = key
+        if not (0 <= candidate < len(self.candidates) and 0 <= fold < self.folds):
+            raise InvalidInputError(
+                f"{self.path} is damaged at line {number}: candidate {candidate}, fold {fold} is not a "
+                f"fit of this sweep ({len(self.candidates)} candidates x {self.folds} folds); it cannot "
+                "be resumed: run the sweep without resume.")
+        if row.get("params") != self.candidates[candidate]:
+            raise InvalidInputError(
+                f"{self.path} is damaged at line {number}: its params {row.get('params')} are not those "
+                f"of candidate {candidate} ({self.candidates[candidate]}); it cannot be resumed: run "
+                "the sweep without resume.")
 
     def start(self, resume: bool) -> dict[tuple[int, int], dict[str, Any]]:
         """Open the log for this sweep: the fits already done (``resume``) or a fresh log."""

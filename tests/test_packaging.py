@@ -1,0 +1,133 @@
+"""Issue 34: mklopt installed the way users install it.
+
+Builds the sdist and, from it, the wheel (``python -m build``), installs the
+wheel into a fresh virtual environment outside the checkout, and from another
+directory: imports every module, runs ``mklopt demo``, a ``mklopt solve --out``
+→ ``mklopt verify`` round trip, ``python -m mklopt --version``, a chunking fit
+caching its compiled code in a user cache folder (``NUMBA_CACHE_DIR``: how an
+unwritable installed package folder is served) and ``learn_weights(..., "easymkl")``.
+The sdist must hold the catalogue, the tests and the examples.
+
+The test venv is built from the wheel and its declared dependencies only, so a
+subpackage or data file missing from the wheel fails here (on the main of
+round 3 it did: ``No module named 'mklopt.weight_methods'``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+
+def _run(argv, cwd, env=None, timeout=900, **kwargs):
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **kwargs)
+    assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(python of a fresh venv with the built wheel installed, its bin folder, dist folder)."""
+    base = tmp_path_factory.mktemp("release")
+    dist = base / "dist"
+    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=base)
+    wheel = next(dist.glob("mklopt-*.whl"))
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    python = venv / "bin" / "python"
+    # pip's cache holds the dependencies the checkout's own install downloaded
+    _run([str(python), "-m", "pip", "install", "-q", str(wheel)], cwd=base, timeout=1500)
+    return python, venv / "bin", dist
+
+
+def _env(bin_folder: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{bin_folder}{os.pathsep}{env.get('PATH', '')}"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def test_the_sdist_holds_the_project(installed):
+    _, _, dist = installed
+    with tarfile.open(next(dist.glob("mklopt-*.tar.gz"))) as sdist:
+        names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
+    for required in ("README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml",
+                     "mklopt/__init__.py", "mklopt/weight_methods/__init__.py",
+                     "formulations/README.md", "formulations/reference_instances.json",
+                     "tests/test_packaging.py", "examples"):
+        assert any(n == required or n.startswith(required + "/") for n in names), required
+
+
+def test_the_wheel_holds_every_subpackage_and_data_file(installed):
+    _, _, dist = installed
+    names = set(zipfile.ZipFile(next(dist.glob("mklopt-*.whl"))).namelist())
+    on_disk = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "mklopt").rglob("__init__.py")}
+    shipped = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
+    assert on_disk <= shipped, sorted(on_disk - shipped)
+    for data in ("mklopt/py.typed", "mklopt/_catalogue/reference_instances.json",
+                 "mklopt/datasets/data/letter.csv.gz", "mklopt/_docs/pages/index.md",
+                 "mklopt/_docs/pages/_static/mklopt.css"):
+        assert data in names, data
+
+
+def test_every_module_imports_outside_the_checkout(installed, tmp_path):
+    python, bin_folder, _ = installed
+    code = ("import importlib, pkgutil, mklopt, pathlib, sys\n"
+            "assert 'site-packages' in mklopt.__file__, mklopt.__file__\n"
+            "names = [m.name for m in pkgutil.walk_packages(mklopt.__path__, 'mklopt.')]\n"
+            "skip = ('mklopt.__main__', 'mklopt.cli.__main__', 'mklopt._docs.conf')\n"
+            "for name in names:\n"
+            "    if name not in skip: importlib.import_module(name)\n"
+            "print(len(names), mklopt.__version__)")
+    out = _run([str(python), "-c", code], cwd=tmp_path, env=_env(bin_folder)).stdout.split()
+    from importlib.metadata import version
+    assert int(out[0]) >= 100 and out[1] == version("mklopt")
+    text = _run([str(python), "-m", "mklopt", "--version"], cwd=tmp_path, env=_env(bin_folder)).stdout
+    assert text.strip() == f"mklopt {version('mklopt')}"
+
+
+def test_demo_solve_and_verify_from_the_installed_wheel(installed, tmp_path):
+    python, bin_folder, _ = installed
+    env = _env(bin_folder)
+    demo = _run([str(bin_folder / "mklopt"), "demo"], cwd=tmp_path, env=env)
+    assert "rel_gap" in demo.stdout and (tmp_path / "mklopt_demo_convergence.png").is_file()
+    code = ("import numpy as np; from sklearn.datasets import load_breast_cancer\n"
+            "from sklearn.preprocessing import StandardScaler\n"
+            "X, y = load_breast_cancer(return_X_y=True)\n"
+            "np.savez('data.npz', X=StandardScaler().fit_transform(X[:80]), y=y[:80])")
+    _run([str(python), "-c", code], cwd=tmp_path, env=env)
+    _run([str(bin_folder / "mklopt"), "solve", "--data", "data.npz", "--driver", "cutting_plane",
+          "--out", "result.npz"], cwd=tmp_path, env=env)
+    verify = _run([str(bin_folder / "mklopt"), "verify", "--data", "data.npz", "--candidate", "result.npz"], cwd=tmp_path,
+                  env=env)
+    assert "CERTIFIED" in verify.stdout and "NOT CERTIFIED" not in verify.stdout
+
+
+def test_compiled_code_caches_outside_the_installed_package(installed, tmp_path):
+    """The chunking core and the pairwise solver compile and cache in a user cache folder.
+
+    An installed package folder is often not writable (a system or shared
+    environment); numba then caches in ``NUMBA_CACHE_DIR`` (or its user-wide
+    cache). Here the cache is sent to a fresh user folder and must be written there.
+    """
+    python, bin_folder, _ = installed
+    cache = tmp_path / "numba-cache"
+    env = {**_env(bin_folder), "NUMBA_CACHE_DIR": str(cache)}
+    code = ("import numpy as np, mklopt\n"
+            "rng = np.random.default_rng(0); X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0])\n"
+            "ks = mklopt.KernelSet.from_data(X, [('rbf', {'gamma': g}) for g in (0.1, 1.0)], lazy=True)\n"
+            "r = mklopt.fit(ks, y, 'chunking', C=1, p=2, tol=1e-5)\n"
+            "w = mklopt.learn_weights(ks.dense().K, y, 'easymkl')\n"
+            "print(r.status, r.rel_gap, w.sum())")
+    out = _run([str(python), "-c", code], cwd=tmp_path, env=env).stdout.split()
+    assert out[0] == "converged" and float(out[1]) <= 1e-5 and abs(float(out[2]) - 1) < 1e-9
+    assert list(cache.rglob("*.nbi")), "numba did not cache in NUMBA_CACHE_DIR"
