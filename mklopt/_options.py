@@ -39,9 +39,7 @@ class Real:
     def check(self, value: Any, sizes: dict) -> Any:
         if value is None and self.optional:
             return None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise ValueError
-        v = float(value)
+        v = _finite_number(value)
         low_ok = v > self.low if self.open in ("low", "both") else v >= self.low
         high_ok = v < self.high if self.open in ("high", "both") else v <= self.high
         if not (math.isfinite(v) and low_ok and high_ok):
@@ -66,12 +64,10 @@ class Integer:
     def check(self, value: Any, sizes: dict) -> Any:
         if value is None and self.optional:
             return None
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        v = _finite_number(value)
+        if not (v.is_integer() and v >= self.low and (self.high is None or v <= self.high)):
             raise ValueError
-        if not (math.isfinite(value) and float(value).is_integer() and value >= self.low
-                and (self.high is None or value <= self.high)):
-            raise ValueError
-        return int(value)
+        return int(v)
 
 
 @dataclass(frozen=True)
@@ -118,6 +114,16 @@ class Choice:
                                               for v in self.values):
             raise ValueError
         return value
+
+
+def _finite_number(value: Any) -> float:
+    """``value`` as a finite float; ValueError for bools, non-numbers, NaN and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError
+    return v
 
 
 def check_options(owner: str, declared: dict, options: dict, **sizes: int) -> dict:
