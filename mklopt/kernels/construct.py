@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
-from .rounding import SHIFT_INVARIANT, centred, trusted_by_construction
+from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
 __all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
 
@@ -66,7 +66,7 @@ def psd_by_construction(spec: KernelSpec) -> bool:
     return False
 
 
-def trusted_spec(spec: KernelSpec, X: np.ndarray) -> bool:
+def trusted_spec(spec: KernelSpec, X: np.ndarray | DataScales) -> bool:
     """Whether the Gram matrix of ``spec`` on ``X`` is PSD by construction *as computed*.
 
     The kernel function must be PSD (:func:`psd_by_construction`) and its stated
@@ -76,10 +76,10 @@ def trusted_spec(spec: KernelSpec, X: np.ndarray) -> bool:
     if not psd_by_construction(spec):
         return False
     metric, params = _parse_spec(spec)
+    scales = X if isinstance(X, DataScales) else DataScales.of(X)
     if params.get("gamma") == "scale":
-        variance = float(np.var(X))
-        params["gamma"] = 1.0 / (X.shape[1] * variance) if variance > 0 else 1.0
-    return trusted_by_construction(metric, params, X)
+        params["gamma"] = 1.0 / (scales.d * scales.variance) if scales.variance > 0 else 1.0
+    return trusted_by_construction(metric, params, scales)
 
 
 #: Largest polynomial degree (higher powers overflow or lose every digit).

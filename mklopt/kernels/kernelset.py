@@ -22,6 +22,7 @@ from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
+from .rounding import DataScales
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
@@ -210,7 +211,8 @@ class KernelSet(_Normalizing, _Spectral):
         stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
-        trusted = all(trusted_spec(spec, np.asarray(X, dtype=float)) for spec in specs)
+        scales = DataScales.of(X)  # once for all specs
+        trusted = all(trusted_spec(spec, scales) for spec in specs)
         kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
             return kernels

@@ -37,7 +37,7 @@ from .columns import (LINEAR, POLY, RBF, add_columns, kernel_entries, lazy_oracl
 from .construct import MAX_DEGREE, _parse_spec, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
-from .rounding import bound_message, trusted_by_construction
+from .rounding import DataScales, bound_message, trusted_by_construction
 
 __all__ = ["LazyKernelSet", "subset_sketch", "lazy_supported"]
 
@@ -263,13 +263,14 @@ def _integer(value: Any) -> bool:
 def _check_precision(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, base: np.ndarray,
                      names: list[str]) -> None:
     """Refuse kernels whose computed values could miss PSD by more than the certificate absorbs."""
+    scales = DataScales.of(X)  # once for all kernels
     for m, (kind, (gamma, degree, coef0)) in enumerate(zip(kinds, params)):
         if not np.all(np.isfinite(base[m])):
             raise KernelError(f"kernel {names[m]!r} overflows on these data (its diagonal is not "
                               "finite); lower the degree or gamma, or scale the features.")
         metric = ("linear", "rbf", "poly")[kind]
         spec_params = {"gamma": gamma, "degree": int(degree), "coef0": coef0}
-        if not trusted_by_construction(metric, spec_params, X):
+        if not trusted_by_construction(metric, spec_params, scales):
             raise KernelError(
                 f"kernel {names[m]!r} cannot be computed on the fly to the certificate's precision: "
                 f"{bound_message(metric, spec_params, X)}. Build it densely (lazy=False), where it "

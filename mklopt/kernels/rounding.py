@@ -38,12 +38,14 @@ relative to the spread of the data, not to its distance from the origin:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import comb, sqrt
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SLACK", "SHIFT_INVARIANT", "rounding_bound", "trusted_by_construction", "centred"]
+__all__ = ["SLACK", "SHIFT_INVARIANT", "DataScales", "rounding_bound", "trusted_by_construction",
+           "centred"]
 
 #: Bound on the rounding error of a built kernel, relative to a lower bound of its norm,
 #: under which the PSD screen is skipped.
@@ -59,28 +61,44 @@ def centred(X: np.ndarray, Y: np.ndarray | None = None) -> tuple[np.ndarray, np.
     return X - centre, None if Y is None else Y - centre
 
 
+@dataclass(frozen=True)
+class DataScales:
+    """What the bounds read from the data, computed once for all kernels over it."""
+
+    n: int
+    d: int
+    sqn: np.ndarray  # squared norms of the raw points
+    spread2: float  # max squared distance to the mean
+    spread1: float  # max l1 distance to the mean
+    variance: float
+
+    @classmethod
+    def of(cls, X: np.ndarray) -> "DataScales":
+        X = np.asarray(X, dtype=float)
+        Xc = X - X.mean(axis=0)
+        return cls(X.shape[0], X.shape[1], np.einsum("ij,ij->i", X, X),
+                   float(np.max(np.einsum("ij,ij->i", Xc, Xc), initial=0.0)),
+                   float(np.max(np.abs(Xc).sum(axis=1), initial=0.0)), float(np.var(X)))
+
+
 def _kappa(d: int) -> float:
     return 10.0 * sqrt(max(d, 1)) + 4.0
 
 
-def rounding_bound(metric: str, params: dict, X: np.ndarray) -> tuple[float, float] | None:
+def rounding_bound(metric: str, params: dict, X: np.ndarray | DataScales) -> tuple[float, float] | None:
     """``(bound on ||E||_2, lower bound of ||K||_2)`` of a built kernel, or None when none is stated.
 
     ``params`` holds the resolved parameters (``gamma`` a positive number);
-    ``X`` the raw training features (n, d).
+    ``X`` the raw training features (n, d), or their :class:`DataScales`.
     """
-    n, d = X.shape
+    scales = X if isinstance(X, DataScales) else DataScales.of(X)
+    n, d, sqn = scales.n, scales.d, scales.sqn
     kappa, gamma = _kappa(d), params.get("gamma", 1.0 / max(d, 1))
     if metric in SHIFT_INVARIANT:
-        Xc = X - X.mean(axis=0)
-        if metric == "rbf":
-            spread = 4.0 * float(np.max(np.einsum("ij,ij->i", Xc, Xc), initial=0.0))
-        else:
-            spread = 2.0 * float(np.max(np.abs(Xc).sum(axis=1), initial=0.0))
+        spread = 4.0 * scales.spread2 if metric == "rbf" else 2.0 * scales.spread1
         return gamma * (kappa + 2.0) * _EPS * spread, 1.0  # relative to ||K||_2 >= K_ii = 1
     if metric == "cosine":
         return (kappa + 6.0) * _EPS * n, max(1.0, n / min(n, d))
-    sqn = np.einsum("ij,ij->i", X, X)
     if metric == "linear":
         diag, degree, features = sqn, 1, d
     elif metric in ("poly", "polynomial"):
@@ -93,7 +111,7 @@ def rounding_bound(metric: str, params: dict, X: np.ndarray) -> tuple[float, flo
     return degree * (kappa + 2.0) * _EPS * trace, lower
 
 
-def trusted_by_construction(metric: str, params: dict, X: np.ndarray) -> bool:
+def trusted_by_construction(metric: str, params: dict, X: np.ndarray | DataScales) -> bool:
     """Whether the built kernel is PSD to within :data:`SLACK` of its norm (module docstring)."""
     bound = rounding_bound(metric, params, X)
     if bound is None:
