@@ -9,16 +9,20 @@ Numerical noise in a PSD kernel stored with machine precision
 is accepted as it is. ``"lanczos"`` (default) proves PSD up to noise with a
 Cholesky factorization of :math:`K + \\tau_{\\text{noise}} I` for
 :math:`n \\le` :data:`EXACT_MAX_N` (300), where it costs no more than the
-screen (measured single-threaded here: n = 150 Cholesky 0.23 ms vs 20 Lanczos
-steps 0.78 ms; n = 300 1.15 vs 1.16 ms; n = 500 5.6 vs 2.0 ms; n = 1000 23
-vs 5.0 ms; n = 2000 139 vs 34 ms). Above it, 20 Lanczos steps on each
-kernel, single-threaded while it is in cache (run by the validation scan,
-which has read the kernel already), from a random start vector seeded by the
-kernel itself (:func:`~mklopt.kernels._stack.screen_start`: no fixed blind
-spot). Ritz values never go below :math:`\\lambda_{\\min}`, so a negative
-estimate is a proof; a small negative eigenvalue inside the cluster of
-near-zero eigenvalues of a large kernel can escape 20 steps, which
-``psd_check="full"`` (the Cholesky test at every n, :math:`O(n^3)`) rules out.
+screen. Above it, 40 Lanczos steps on each kernel, single-threaded while it
+is in cache (run by the validation scan, which has read the kernel already),
+from a random start vector seeded by the kernel itself
+(:func:`~mklopt.kernels._stack.screen_start`: no fixed blind spot). Measured
+single-threaded (RBF kernels): n = 500 Cholesky 24 ms vs 40 steps 13 ms;
+n = 1000 77 vs 37 ms; n = 2000 429 vs 128 ms. Ritz values never go below
+:math:`\\lambda_{\\min}`, so a negative estimate is a proof. A negative
+eigenvector is missed only when the start is nearly orthogonal to it: at
+n = 1200 with an eigenvalue of -1 % of the largest, 20 steps missed starts
+whose component along it was below 1e-5 (a random start has such a component
+with probability about 3e-4), 30 and 40 steps found it down to 1e-6 and below.
+A small negative eigenvalue inside the cluster of near-zero eigenvalues of a
+large kernel can still escape, which ``psd_check="full"`` (the Cholesky test at
+every n, :math:`O(n^3)`) rules out.
 A kernel that fails is decomposed (``eigh``), then clipped (down to
 ``psd_tol`` relative to the largest eigenvalue) or rejected.
 """
@@ -38,7 +42,7 @@ PSD_CHECKS = ("lanczos", "full")
 #: Factor c of the noise tolerance c * eps * n * ||K||.
 NOISE_FACTOR = 10.0
 #: Lanczos steps per kernel of the cheap check (exact when n <= this).
-LANCZOS_STEPS = 20
+LANCZOS_STEPS = 40
 #: Largest n at which "lanczos" runs the exact Cholesky test instead (no dearer there).
 EXACT_MAX_N = 300
 
