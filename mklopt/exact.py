@@ -16,7 +16,7 @@ import numpy as np
 from . import backends as bk
 from ._options import check_options
 from ._validation import check_tol
-from .backend_solve import gap_tolerance
+from .backend_solve import gap_tolerance, solve_by_method
 from .backend_solve import solve_once as _solve_once
 from .certificates import check_loss_C
 from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, KernelError,
@@ -84,6 +84,9 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
         Any weight set Θ (overrides ``p``).
     backend : str or CVXPY solver, optional
         Default: the formulation's default (Clarabel for conic, HiGHS for LP).
+        ``"mklopt"``: the formulation's own exact method where it has one
+        (``lanckriet_sdp``: a cutting plane with a barrier master, the default
+        above 60 points), certified the same way.
     tol : float
         Backend tolerance.
     verify : bool
@@ -118,6 +121,14 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
                             needs_dense=f"formulation '{form.name}'" if form.needs_dense else None)
     data.params = check_options(f"formulation '{form.name}'", form.options, data.params, n=data.n,
                                 M=data.M)
+    if _by_method(form, data, backend):
+        result = solve_by_method(form, data, tol)
+        result.classes = classes
+        if verify:
+            _verify(form, data, result, tol, {result.backend: result})
+        elif result.status != "optimal":
+            warnings.warn(f"{form.name}: {result.message}", UncertifiedWarning, stacklevel=2)
+        return result
     cone = form.cone_for(data)
     name, solver = bk.select_backend(backend, cone, form.name)
     result = _solve_once(form, data, name, solver, tol)
@@ -130,6 +141,16 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     elif result.status != "optimal":
         warnings.warn(f"{form.name} on {name}: {result.message}", UncertifiedWarning, stacklevel=2)
     return result
+
+
+def _by_method(form, data: MKLData, backend) -> bool:
+    """``backend="mklopt"``, or the default backend above the formulation's ``method_above_n``."""
+    if isinstance(backend, str) and backend.lower() == "mklopt":
+        if form.method is None:
+            raise FormulationError(f"formulation '{form.name}' has no method of mklopt's own; "
+                                   "choose a CVXPY backend (or leave backend unset).")
+        return True
+    return backend is None and form.method is not None and data.n > (form.method_above_n or 0)
 
 
 def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str, solved: dict) -> MKLResult:

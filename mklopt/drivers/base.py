@@ -84,8 +84,8 @@ class Driver:
         self.data = data
 
     def start(self) -> np.ndarray:
-        """Initial weights: ``init_weights`` (a warm start) moved into Θ, else the weight
-        step at equal block norms, :math:`\\mu_c = \\arg\\min_{\\mu\\in\\Theta}\\sum_m 1/\\mu_m`.
+        """Initial weights: ``init_weights`` (a warm start) moved into Θ, else the set's
+        centre :math:`\\mu_c` (:meth:`~mklopt.regularizers.base.Regularizer.centre`).
 
         A warm start with zero weights is moved strictly inside, to
         :math:`(1-t)\\mu + t\\mu_c` with :math:`t =` :data:`INTERIOR_MIX` (convex, so still
@@ -93,7 +93,7 @@ class Driver:
         has :math:`\\|w_m\\| = 0` and stays there), so a start on the boundary can stall.
         """
         reg = self.data.regularizer
-        centre = reg.argmin_weights(np.ones(self.data.M))
+        centre = reg.centre(self.data.M)
         init = getattr(self, "init_weights", None)
         if init is None:
             return centre

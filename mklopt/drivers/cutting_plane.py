@@ -64,11 +64,18 @@ class CuttingPlane(Driver):
         self.alphas: list[np.ndarray] = []     # alpha^r (re-used by warm starts)
         self.ages = np.zeros((0,), dtype=int)
         self._build_master(master_backend)
-        theta = polyhedral_set(data.regularizer, data.M) if master == "exact" else None
-        self.lp = LPMaster(theta) if theta is not None and master_backend is None else None
+        self.lp = self._fast_master() if master == "exact" and master_backend is None else None
         self.master_seconds: list[float] = []
 
     # ------------------------------------------------------------- master
+    def _fast_master(self):
+        """HiGHS for a polyhedral Θ, the set's own master when it has one, else None (CVXPY)."""
+        theta = polyhedral_set(self.data.regularizer, self.data.M)
+        if theta is not None:
+            return LPMaster(theta)
+        own = getattr(self.data.regularizer, "cut_master", None)
+        return own() if own is not None else None
+
     def _build_master(self, master_backend) -> None:
         M, reg = self.data.M, self.data.regularizer
         self.mu, self.eta = cp.Variable(M), cp.Variable()
@@ -185,7 +192,7 @@ class CuttingPlane(Driver):
         self.terms = np.array([s for _, s in kept]).reshape(len(kept), d.M)
         self.ages = np.zeros(len(kept), dtype=int)
         if self.lp is not None:  # a fresh model holding exactly the kept cuts
-            self.lp = LPMaster(polyhedral_set(d.regularizer, d.M))
+            self.lp = self._fast_master()
             for offset, s in zip(self.offsets, self.terms):
                 self.lp.add_cut(offset, s)
 

@@ -61,8 +61,9 @@ class Model:
     extract: Callable[[], tuple[np.ndarray, np.ndarray, float]]
     certificate_regularizer: Regularizer | None
     info: dict[str, Any] = field(default_factory=dict)
-    #: Optional formulation-specific certificate ``certify(weights, alpha, bias)
-    #: -> Certificate`` (e.g. the VKR LP); the generic MKL certificate otherwise.
+    #: Optional formulation-specific certificate ``certify(weights, alpha, bias, limit)
+    #: -> Certificate`` (e.g. the VKR LP; ``limit`` is the relative gap the answer must
+    #: reach to be certified); the generic MKL certificate otherwise.
     certify: Callable[..., Any] | None = None
     #: Optional ``primal_point() -> PrimalPoint`` for primal formulations whose
     #: solution has no kernel-weight form: the certificate's upper bound then
@@ -86,6 +87,11 @@ class Formulation:
     needs_dense: bool = False
     #: Its parameters and what each must be (:mod:`mklopt._options`), checked before building.
     options: dict = field(default_factory=dict)
+    #: Optional exact method for the same problem without the CVXPY statement,
+    #: ``method(data, limit, **params) -> (Certificate, Regularizer)``: run by
+    #: ``backend="mklopt"``, and by default above ``method_above_n`` points.
+    method: Callable[..., Any] | None = None
+    method_above_n: int | None = None
 
     def cone_for(self, data: MKLData) -> str:
         return self.cone

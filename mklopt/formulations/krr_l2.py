@@ -90,7 +90,7 @@ def build(data: MKLData, lam: float = 1.0, mu0=None, radius: float = 1.0) -> Mod
             return None, None, 0.0
         return np.clip(mu.value, 0.0, None), e.value / problem.lam, 0.0
 
-    def certify(weights, alpha, bias):
+    def certify(weights, alpha, bias, limit):
         point = evaluate(K, y, problem.project(weights), problem)
         return point_certificate(point, y, problem)
 

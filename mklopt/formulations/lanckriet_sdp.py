@@ -33,8 +33,12 @@ from ._base import Formulation, MKLData, Model
 
 __all__ = ["FORMULATION", "build"]
 
-#: Largest n accepted: the LMIs are (n+1) x (n+1).
-MAX_N = 400
+#: Largest n at which the SDP statement is solved by default: its LMIs are (n+1) x (n+1)
+#: and an interior point forms an (n(n+1)/2)^2 scaling block (n = 60: ~30 s). Above it
+#: (and with ``backend="mklopt"``) :func:`by_cuts` solves the same problem.
+DIRECT_MAX_N = 60
+#: Cutting-plane iterations of :func:`refine`, at most.
+MAX_CUTS = 300
 
 
 def _spectrahedron(data: MKLData, trace: float | None) -> Spectrahedron:
@@ -48,9 +52,6 @@ def _spectrahedron(data: MKLData, trace: float | None) -> Spectrahedron:
 
 def build(data: MKLData, trace: float | None = None) -> Model:
     """Build the SDP for :func:`mklopt.solve` (``p`` unused; ``trace`` is :math:`c`, default the mean trace)."""
-    if data.n > MAX_N:
-        raise FormulationError(f"lanckriet_sdp has ({data.n}+1)^2 LMI entries; it is meant for n <= {MAX_N}. "
-                               "Use nonnegative weights (lp_dual, cutting_plane) for larger problems.")
     theta = _spectrahedron(data, trace)
     y, C, n = data.y, data.C, data.n
     mu, t, lam = cp.Variable(data.M), cp.Variable(), cp.Variable()
@@ -69,28 +70,62 @@ def build(data: MKLData, trace: float | None = None) -> Model:
         alpha = np.linalg.lstsq(np.outer(y, y) * combined, np.asarray(v.value), rcond=1e-12)[0]
         return weights, alpha, 0.0
 
-    def certify(weights, alpha, bias):
-        return _certify(data, theta, weights, alpha)
+    def certify(weights, alpha, bias, limit):
+        # a tenth of the limit: less and the caller re-solves the SDP 100x tighter
+        return refine(data, theta, [_svm_certificate(data, theta, weights, alpha)], limit / 10)
 
     return Model(problem, extract, theta, info={"trace": theta.c}, certify=certify)
 
 
-def _certify(data: MKLData, theta: Spectrahedron, weights: np.ndarray, alpha: np.ndarray):
-    """mklopt's certificate of the SDP's weights with the better of two alphas: the Schur
-    complement's :math:`G^+v`, and libsvm's (tolerance 1e-12) at the repaired weights."""
+def _svm_certificate(data: MKLData, theta: Spectrahedron, weights: np.ndarray, alpha=None):
+    """mklopt's certificate at the repaired weights with the better of libsvm's alpha
+    (tolerance 1e-12) there and ``alpha`` (the SDP's Schur complement :math:`G^+v`, when given)."""
     weights = theta.into_set(weights)
     combined = np.tensordot(weights, data.kernels.K, axes=1)
     svc = SVC(C=data.C, kernel="precomputed", tol=1e-12, max_iter=10**7).fit(combined, data.y)
     polished = np.zeros(data.n)
     polished[svc.support_] = np.abs(svc.dual_coef_[0])
     cert = min((certificate(data.kernels, data.y, weights, a, data.C, theta)
-                for a in (alpha, polished)), key=ranked_gap)
+                for a in ([polished] if alpha is None else [alpha, polished])), key=ranked_gap)
     cert.feasible = theta.violation(cert.weights) <= 1e-9
     return cert
+
+
+def refine(data: MKLData, theta: Spectrahedron, certificates: list, limit: float,
+           max_iter: int = MAX_CUTS):
+    """Kelley's cutting plane over :math:`\\Theta_c` from the given certificates' cuts.
+
+    The master :math:`\\min_{\\mu\\in\\Theta_c,\\eta}\\eta` over the cuts
+    :math:`\\eta\\ge D(\\alpha^r)-\\frac12\\mu^\\top s(\\alpha^r)` is solved by the barrier
+    method (:meth:`~mklopt.regularizers.spectrahedron.Spectrahedron.cut_master`), the
+    oracle is libsvm at the master's weights; it stops at the first certificate with
+    rel_gap <= ``limit``. An interior point's answer to the SDP statement is accurate
+    to about its tolerance on these degenerate problems (a weight at zero on the
+    boundary); the cuts from it finish the job.
+    """
+    best = min(certificates, key=ranked_gap)
+    master = theta.cut_master()
+    for cert in certificates:
+        master.add_cut(cert.gain, cert.s)
+    for _ in range(max_iter):
+        if best.consistent() and best.rel_gap <= limit:
+            break
+        cert = _svm_certificate(data, theta, master.solve()[0])
+        master.add_cut(cert.gain, cert.s)
+        best = min(best, cert, key=ranked_gap)
+    return best
+
+
+def by_cuts(data: MKLData, limit: float, trace: float | None = None):
+    """The same problem without the SDP statement: :func:`refine` from the uniform
+    combination. Returns the best certificate and the weight set :math:`\\Theta_c`."""
+    theta = _spectrahedron(data, trace)
+    return refine(data, theta, [_svm_certificate(data, theta, theta.centre(data.M))], limit), theta
 
 
 FORMULATION = Formulation(
     "lanckriet_sdp", "SDP", build,
     "general linear combination (weights of any sign), K_mu PSD with fixed trace: an SDP",
     page="lanckriet_sdp.md", losses=("hinge",), needs_dense=True,
-    options={"trace": Real(0, open="low", optional=True)})
+    options={"trace": Real(0, open="low", optional=True)},
+    method=by_cuts, method_above_n=DIRECT_MAX_N)

@@ -235,7 +235,7 @@ def build(data: MKLData, lam: float = 1e-2, beta: float = 1e-3, penalty="trace",
         alpha = (ap.value - am.value).reshape(data.M, data.n)
         return np.abs(alpha).sum(axis=1), alpha, 0.0
 
-    def certify(weights, alpha, bias):
+    def certify(weights, alpha, bias, limit):
         duals = [] if margin.dual_value is None else [np.asarray(margin.dual_value)]
         return vkr_certificate(K, y, alpha, Lam, duals)
 

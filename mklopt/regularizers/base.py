@@ -140,6 +140,11 @@ class Regularizer:
             "is unavailable; use formulation='lp_primal' (the certificate still gives "
             "the exact dual value).")
 
+    def centre(self, M: int) -> np.ndarray:
+        """The outer loops' first weights: the wrapper step at equal block norms,
+        :math:`\\arg\\min_{\\mu\\in\\Theta}\\sum_m 1/\\mu_m` (inside Θ, every kernel used)."""
+        return self.argmin_weights(np.ones(M))
+
     def argmin_weights(self, wnorm2: np.ndarray) -> np.ndarray:
         """Wrapper step :math:`\\arg\\min_{\\mu\\in\\Theta}\\sum_m \\|w_m\\|^2/\\mu_m`.
 

@@ -7,10 +7,12 @@
 The one weight set of mklopt whose weights may be negative (``signed = True``): a
 combination may subtract a kernel as long as the result stays PSD. It holds the
 kernel stack (its constraints are an :math:`n\\times n` LMI), so it is for small
-:math:`n`; every problem over it is a semidefinite program (Clarabel, SCS). The
-support function :math:`\\sigma(s)=\\max_{\\mu\\in\\Theta_c}s^\\top\\mu` is the generic one of
-:class:`~mklopt.regularizers.base.Regularizer` (an SDP, its value raised by the
-backend's accuracy, so the dual bound stays valid). Candidates are repaired
+:math:`n`; a problem stated over it is a semidefinite program (Clarabel, SCS). The
+support function :math:`\\sigma(s)=\\max_{\\mu\\in\\Theta_c}s^\\top\\mu` that the certificate
+needs is computed by a barrier method on the kernels' joint range
+(:mod:`~mklopt.regularizers.lmi_barrier`: Newton steps in the M - 1 free weights)
+and bounded from above by its dual matrix, so the dual bound stays valid whatever
+the accuracy of the steps. Candidates are repaired
 explicitly: the trace by scaling, a slightly indefinite :math:`K_\\mu` by mixing in the
 uniform combination :math:`\\mu_u` (PSD, same trace) just enough.
 """
@@ -18,31 +20,21 @@ uniform combination :math:`\\mu_u` (PSD, same trace) just enough.
 from __future__ import annotations
 
 import numbers
-import warnings
-
 import cvxpy as cp
 import numpy as np
 
 from ..exceptions import InvalidInputError
 from .base import Regularizer, solve_auxiliary
+from .lmi_barrier import barrier_minimize
 
 __all__ = ["Spectrahedron"]
 
 
-def _solve_support(problem: cp.Problem, reg: Regularizer) -> None:
-    """SCS first: a first-order method, 20x faster than an interior point's dense (n(n+1)/2)^2
-    scaling block here (measured n = 50: 0.11 s vs 2.4 s); its accuracy only enters the bound
-    through the residual of its multiplier. The robust generic sequence otherwise."""
-    if "SCS" in cp.installed_solvers():
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # inaccuracy only loosens the bound (checked by status)
-                problem.solve(solver="SCS", eps_abs=1e-10, eps_rel=1e-10, max_iters=20000)
-            if problem.status in ("optimal", "optimal_inaccurate"):
-                return
-        except cp.error.SolverError:
-            pass
-    solve_auxiliary(problem, reg)
+#: The joint range: eigenvalues of the uniform combination above this fraction of its largest.
+#: Below it a direction carries at most ~1e-10 of any combination (its eigenvectors would
+#: be whitened by 1e5 and more, which only rounding resolves); the violation there is
+#: still measured in full (:meth:`Spectrahedron.violation`).
+RANGE_CUTOFF = 1e-10
 
 #: Eigenvalues above -NOISE * eps * n * ||K_mu|| count as PSD (rounding noise).
 NOISE = 10.0
@@ -122,15 +114,15 @@ class Spectrahedron(Regularizer):
         return False
 
     def support(self, s) -> float:
-        """A guaranteed upper bound on :math:`\\sigma(s)` from the SDP's (approximate) dual.
+        """A guaranteed upper bound on :math:`\\sigma(s)=\\max_{\\mu\\in\\Theta_c}s^\\top\\mu`.
 
         For any :math:`Z\\succeq0` and :math:`\\tau`, with :math:`w_m=s_m+\\langle Z,K_m\\rangle`
-        and :math:`r=w-\\tau\\,\\operatorname{diag}(K)`-traces :math:`t`: on :math:`\\Theta_c`,
+        and :math:`r=w-\\tau t` (:math:`t` the traces): on :math:`\\Theta_c`,
         :math:`s^\\top\\mu\\le w^\\top\\mu=\\tau c+r^\\top\\mu\\le\\tau c+\\|r\\|_2\\,c/\\sqrt{\\lambda_{\\min}(Q)}`,
         because :math:`\\|\\mu\\|^2\\lambda_{\\min}(Q)\\le\\mu^\\top Q\\mu=\\|K_\\mu\\|_F^2\\le(\\operatorname{Tr}K_\\mu)^2`
-        (:math:`Q_{kl}=\\langle K_k,K_l\\rangle_F`). :math:`Z` is the backend's multiplier of
-        :math:`K_\\mu\\succeq0` made PSD, :math:`\\tau` the least-squares fit; the bound holds
-        whatever the backend's accuracy. Linearly dependent kernels (an unbounded
+        (:math:`Q_{kl}=\\langle K_k,K_l\\rangle_F`). :math:`Z=WZ_rW^\\top` is the barrier
+        method's dual matrix at its last centre (:meth:`maximize`); the bound holds
+        whatever its accuracy. Linearly dependent kernels (an unbounded
         :math:`\\Theta_c` direction) fall back to the generic bound.
         """
         s = np.asarray(s, dtype=float)
@@ -138,27 +130,42 @@ class Spectrahedron(Regularizer):
         size = float(np.max(np.abs(s), initial=0.0))
         if size == 0.0:
             return 0.0
-        u = s / size
-        mu = cp.Variable(s.size)
-        cons = self.constraints(mu)
-        problem = cp.Problem(cp.Maximize(u @ mu), cons)
-        _solve_support(problem, self)
-        radius = self._radius()
-        if cons[0].dual_value is None or not np.isfinite(radius):
+        radius = self.radius()
+        if not np.isfinite(radius):
             return super().support(s)
-        best = np.inf
-        for sign in (1.0, -1.0):
-            Z = sign * np.asarray(cons[0].dual_value, dtype=float)
-            lam, V = np.linalg.eigh((Z + Z.T) / 2)
-            Z = (V * np.clip(lam, 0, None)) @ V.T
-            w = u + np.einsum("mij,ij->m", self.K, Z)
-            tau = float(w @ self.traces) / float(self.traces @ self.traces)
-            r = w - tau * self.traces
-            bound = tau * self.c + float(np.linalg.norm(r)) * radius
-            best = min(best, bound + 1e-12 * (abs(tau * self.c) + float(np.abs(w).sum()) * radius))
-        return size * max(best, float(u @ mu.value))
+        u = s / size
+        mu, Z = self.maximize(u)
+        terms = np.einsum("mij,ij->m", self.reduced()[1], Z)
+        w = u + terms
+        tau = float(w @ self.traces) / float(self.traces @ self.traces)
+        bound = tau * self.c + float(np.linalg.norm(w - tau * self.traces)) * radius
+        bound += 1e-12 * (abs(tau * self.c) + float(np.abs(w).sum()) * radius)  # rounding of terms
+        inside = float(u @ mu) if self.violation(mu) <= 0.0 else -np.inf
+        return size * max(bound, inside)
 
-    def _radius(self) -> float:
+    def maximize(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The barrier method's last centre for :math:`\\max_{\\mu\\in\\Theta_c}u^\\top\\mu`: ``(mu, Z_r)``.
+
+        In :math:`\\mu=\\mu_u+Nd` (:math:`N` an orthonormal basis of :math:`t^\\perp`) the
+        set is :math:`\\{d: I+\\sum_id_iW^\\top K_{N_i}W\\succ0\\}` on the joint range.
+        """
+        N, A = self.reduced()
+        B = np.tensordot(N.T, A, axes=1)
+        scale = abs(float(u @ self.uniform)) + float(np.abs(u).sum()) * self.radius()
+        center = barrier_minimize(-(N.T @ u), np.eye(A.shape[1]), B, gap=1e-11 * scale)
+        return self.uniform + N @ center.x, center.Z
+
+    def reduced(self) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`N` (M, M-1) and the whitened kernels :math:`W^\\top K_mW` (M, r, r)."""
+        if not hasattr(self, "_reduced_value"):
+            t = self.traces / np.linalg.norm(self.traces)
+            N = np.linalg.svd(np.eye(t.size) - np.outer(t, t))[0][:, : t.size - 1]
+            W = self.whitening()
+            A = np.einsum("ia,mij,jb->mab", W, self.K, W, optimize=True)
+            self._reduced_value = (N, (A + A.transpose(0, 2, 1)) / 2)
+        return self._reduced_value
+
+    def radius(self) -> float:
         """:math:`\\max_{\\mu\\in\\Theta_c}\\|\\mu\\|_2\\le c/\\sqrt{\\lambda_{\\min}(Q)}` (inf for dependent kernels)."""
         if not hasattr(self, "_radius_value"):
             flat = self.K.reshape(self.K.shape[0], -1)
@@ -181,19 +188,45 @@ class Spectrahedron(Regularizer):
         trace = max(abs(float(self.traces @ mu) - self.c) - rounding, 0.0) / self.c
         return max(trace, max(-low - noise, 0.0) / self.c, 0.0)
 
+    def whitening(self) -> np.ndarray:
+        """:math:`W` (n, r) with :math:`W^\\top K_{\\mu_u}W=I_r` on the range of the uniform combination.
+
+        Directions where :math:`K_{\\mu_u}` is (nearly) zero are (nearly) in every kernel's
+        null space (each :math:`K_m\\succeq0` has a positive uniform weight), so every
+        :math:`K_\\mu` (nearly) vanishes there and PSD-ness is decided on the range
+        (:data:`RANGE_CUTOFF`).
+        """
+        if not hasattr(self, "_whitening"):
+            vals, vecs = np.linalg.eigh(np.tensordot(self.uniform, self.K, axes=1))
+            keep = vals > RANGE_CUTOFF * max(float(vals[-1]), 1e-300)
+            self._whitening = vecs[:, keep] / np.sqrt(vals[keep])
+        return self._whitening
+
+    def boundary(self, mu: np.ndarray) -> float:
+        """The least :math:`\\theta` with :math:`(1-\\theta)K_\\mu+\\theta K_{\\mu_u}\\succeq0` on the joint range.
+
+        With :math:`\\gamma` the smallest eigenvalue of :math:`W^\\top K_\\mu W`:
+        :math:`\\theta=-\\gamma/(1-\\gamma)` for :math:`\\gamma<0`, else 0.
+        """
+        W = self.whitening()
+        A = W.T @ np.tensordot(mu, self.K, axes=1) @ W
+        low = float(np.linalg.eigvalsh((A + A.T) / 2)[0]) if A.size else 0.0
+        return -low / (1.0 - low) if low < 0 else 0.0
+
     def into_set(self, mu, tol: float = 1e-12) -> np.ndarray:
+        """Scale to the trace, then mix with the uniform combination just enough (exactly, on its range)."""
         mu = np.asarray(mu, dtype=float)
         trace = float(self.traces @ mu)
         if trace > 0:
             mu = mu * (self.c / trace)
-        low, noise = self._lambda_min(mu)
-        if low >= -noise:
+        if self.violation(mu) <= 0.0 or self.violation(self.uniform) > 0.0:
             return mu
-        base, _ = self._lambda_min(self.uniform)
-        if base <= 0:
-            return mu  # no strictly PSD point to mix with: left infeasible, never certified
-        theta = (-low) / (base - low)
-        return (1 - theta) * mu + theta * self.uniform
+        theta = self.boundary(mu)
+        for extra in (0.0, 1e-14, 1e-12, 1e-10, 1e-8):  # rounding may leave the exact mix just outside
+            mixed = (1 - min(theta + extra, 1.0)) * mu + min(theta + extra, 1.0) * self.uniform
+            if self.violation(mixed) <= 0.0:
+                return mixed
+        return mu  # left infeasible, never certified
 
     def project(self, mu) -> np.ndarray:
         """The nearer of the SDP projection (repaired) and :meth:`into_set`, among those feasible.
@@ -209,6 +242,17 @@ class Spectrahedron(Regularizer):
         points = [self.into_set(mu)] + ([] if nu.value is None else [self.into_set(nu.value)])
         feasible = [point for point in points if self.violation(point) <= 0.0] or points[-1:]
         return min(feasible, key=lambda point: float(np.linalg.norm(point - mu)))
+
+    def centre(self, M: int) -> np.ndarray:
+        """The uniform combination :math:`\\mu_u` (same trace c, PSD)."""
+        self.check(M)
+        return self.uniform.copy()
+
+    def cut_master(self):
+        """The cutting plane's master over this set (a barrier method, no SDP statement)."""
+        from .spectrahedron_master import SpectrahedronMaster
+
+        return SpectrahedronMaster(self)
 
     def argmin_weights(self, wnorm2):
         raise InvalidInputError("the spectrahedron has signed weights: there is no wrapper weight step; "
