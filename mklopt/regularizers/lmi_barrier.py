@@ -110,6 +110,8 @@ def _central_path(f, A0, B, G, h, x0, gap) -> Center:
     L, slack = _feasible(x, A0, B, G, h)
     if L is None:
         raise ValueError("barrier_minimize needs a strictly feasible start")
+    if k == 0:  # nothing to choose: the start is the answer, with the zero dual
+        return Center(x, np.zeros((r, r)), np.zeros(G.shape[0]), 0.0)
     s = (r + G.shape[0]) / max(abs(float(f @ x)), 1.0)
     active = np.array([bool(np.any(Bi)) for Bi in B])
     final = (r + G.shape[0]) / gap
