@@ -213,13 +213,19 @@ class Spectrahedron(Regularizer):
         low = float(np.linalg.eigvalsh((A + A.T) / 2)[0]) if A.size else 0.0
         return -low / (1.0 - low) if low < 0 else 0.0
 
+    def _uniform_inside(self) -> bool:
+        """Whether the uniform combination is in the set (one eigendecomposition, kept)."""
+        if not hasattr(self, "_uniform_ok"):
+            self._uniform_ok = self.violation(self.uniform) <= 0.0
+        return self._uniform_ok
+
     def into_set(self, mu, tol: float = 1e-12) -> np.ndarray:
         """Scale to the trace, then mix with the uniform combination just enough (exactly, on its range)."""
         mu = np.asarray(mu, dtype=float)
         trace = float(self.traces @ mu)
         if trace > 0:
             mu = mu * (self.c / trace)
-        if self.violation(mu) <= 0.0 or self.violation(self.uniform) > 0.0:
+        if self.violation(mu) <= 0.0 or not self._uniform_inside():
             return mu
         theta = self.boundary(mu)
         for extra in (0.0, 1e-14, 1e-12, 1e-10, 1e-8):  # rounding may leave the exact mix just outside
