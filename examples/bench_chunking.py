@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import functools
 import resource
 import subprocess
 import sys
@@ -96,6 +97,7 @@ def run_one(method: str, n: int, M: int, p: float, base: float, cache_mb: float,
     return out
 
 
+@functools.cache
 def warm_up() -> None:
     """Load (or compile) the numba code of every kernel representation outside the timings."""
     import mklopt
@@ -106,9 +108,17 @@ def warm_up() -> None:
         mklopt.fit(kernels, y, "chunking", tol=1e-2)
 
 
+#: Whether each measurement runs in a fresh process (its own peak memory). ``--small``
+#: measures in this process: it checks that the script runs, and the peak RSS column
+#: is then this process's peak so far.
+FRESH_PROCESS = True
+
+
 def measure(method: str, n: int, M: int, p: float, base: float, cache_mb: float,
             time_limit: float = 600.0) -> dict:
-    """:func:`run_one` in a fresh process (its own peak memory)."""
+    """:func:`run_one` in a fresh process (its own peak memory), or here when small."""
+    if not FRESH_PROCESS:
+        return run_one(method, n, M, p, base, cache_mb, time_limit)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--single",
            json.dumps([method, n, M, p, base, cache_mb, time_limit])]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -167,8 +177,11 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     ns = args.ns or ("300" if small else "1000,2000,5000,10000,20000")
     Ms = args.Ms or ("10" if small else "10,100,1000,10000")
     dense_max_n = args.dense_max_n or (300 if small else 3000)
+    global FRESH_PROCESS
+    FRESH_PROCESS = not small
     if small:
         args.simplemkl_seconds = min(args.simplemkl_seconds, 5.0)
+        print("(--small: every measurement in this process; peak RSS is the process's so far)")
     dense_n = args.dense_n if args.dense_n is not None else (0 if small else 5000)
     rows = runtime_against_n([int(v) for v in ns.split(",") if v], dense_max_n, args.cache_mb,
                              args.simplemkl_seconds)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ..exceptions import InvalidInputError, MissingDependencyError
-from ._staging import stage
+from ._staging import stage, stray_outputs
 
 #: Import names of the ``docs`` extra (distribution names in pyproject.toml).
 REQUIRED = ("sphinx", "myst_parser", "sphinx_gallery", "numpydoc", "pydata_sphinx_theme")
@@ -108,4 +108,11 @@ def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> i
           file=sys.stderr, flush=True)
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                "-d", str(staged.root / "doctrees"), str(staged.site), str(out)]
-    return subprocess.call(command, cwd=staged.root)
+    code = subprocess.call(command, cwd=staged.root)
+    stray = stray_outputs(staged)
+    if stray:
+        print(f"mklopt docs: examples wrote files outside their out folder (into the folder they "
+              f"run in): {', '.join(stray)}; write every output under main(..., out=...)",
+              file=sys.stderr, flush=True)
+        return code or 1
+    return code

@@ -45,11 +45,14 @@ class Staging:
         Sphinx's source and configuration folder.
     executed : tuple of str
         Stems of the examples the gallery runs.
+    scripts : tuple of str
+        File names of every staged example.
     """
 
     root: Path
     site: Path
     executed: tuple[str, ...]
+    scripts: tuple[str, ...] = ()
 
 
 def code_path(page: str, text: str) -> str | None:
@@ -215,6 +218,25 @@ def stage_examples(repo: Path, staging: Path, quick: bool) -> tuple[str, ...]:
     return tuple(executed)
 
 
+def stray_outputs(staged: Staging) -> list[str]:
+    """Files the executed examples left in the folder they ran in (sphinx-gallery runs each
+    example in ``staging/examples``): everything there but the staged scripts and header.
+
+    Parameters
+    ----------
+    staged : Staging
+        A staged build, after Sphinx ran.
+
+    Returns
+    -------
+    list of str
+        Paths relative to ``staging/examples``, sorted.
+    """
+    folder = staged.root / "examples"
+    expected = {"GALLERY_HEADER.rst", "__pycache__"} | set(staged.scripts)
+    return sorted(str(p.relative_to(folder)) for p in folder.iterdir() if p.name not in expected)
+
+
 def stage(repo: Path, staging: Path, quick: bool) -> Staging:
     """Stage the whole site: hand-written pages, ``conf.py``, catalogue and gallery.
 
@@ -243,4 +265,5 @@ def stage(repo: Path, staging: Path, quick: bool) -> Staging:
     executed = stage_examples(repo, staging, quick)
     options = {"quick": quick, "executed": list(executed)}
     (site / "_options.json").write_text(json.dumps(options), encoding="utf-8")
-    return Staging(root=staging, site=site, executed=executed)
+    scripts = tuple(p.name for p in (staging / "examples").glob("*.py"))
+    return Staging(root=staging, site=site, executed=executed, scripts=scripts)
