@@ -5,12 +5,17 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
-from importlib import metadata as _metadata
+import importlib as _importlib
+import importlib.abc as _abc
+import importlib.util as _util
+import sys as _sys
+import warnings as _warnings
 
+from ._version import __version__
 from .api import fit, solve
 from .backends import available_backends
 from .certificates import certify
-from .path import path
+from .model_selection import path
 from .estimators import MKLClassifier, MKLOneClass, MKLRegressor, VKRClassifier
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
                          SolverError)
@@ -19,13 +24,45 @@ from .losses import Loss
 from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, GroupSimplex, LpBall,
                            NonIsotropic, Regularizer, Spectrahedron, VKRPenalty, WeightedL1,
                            block_from_weight_norm, weight_from_block_norm)
-from .result import Certificate, MKLResult
+from .certificates import Certificate
+from .results import MKLResult
 from .weight_methods import learn_weights
 
-try:  # the installed distribution's own version: one source, pyproject.toml
-    __version__ = _metadata.version("mklopt")
-except _metadata.PackageNotFoundError:  # a checkout that was never installed
-    __version__ = "0+unknown"
+#: Modules that moved into the subpackages ``certificates``, ``results`` and
+#: ``model_selection`` in 0.2.0: the old names still import, with a DeprecationWarning.
+MOVED = {f"mklopt.{old}": f"mklopt.{new}" for old, new in {
+    "bounds": "certificates.bounds", "feasibility": "certificates.feasibility",
+    "recertify": "certificates.recertify", "krr_certificate": "certificates.krr",
+    "vkr_certificate": "certificates.vkr", "result": "results.result",
+    "result_io": "results.result_io", "polish": "results.polish", "sweep": "model_selection.search",
+    "sweep_run": "model_selection.sweep_run", "sweep_log": "model_selection.sweep_log",
+    "sweep_tasks": "model_selection.sweep_tasks"}.items()}
+
+
+class _MovedModules(_abc.MetaPathFinder, _abc.Loader):
+    """Import an old module name as its new module (the same object), saying where it went."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        return _util.spec_from_loader(fullname, self) if fullname in MOVED else None
+
+    def create_module(self, spec):
+        _warnings.warn(f"{spec.name} moved to {MOVED[spec.name]}; import it from there "
+                       "(the old name goes in a later release)", DeprecationWarning, stacklevel=2)
+        return _importlib.import_module(MOVED[spec.name])
+
+    def exec_module(self, module):
+        """The new module is already executed."""
+
+
+if not any(isinstance(finder, _MovedModules) for finder in _sys.meta_path):
+    _sys.meta_path.append(_MovedModules())
+
+
+def __getattr__(name: str):
+    if f"mklopt.{name}" in MOVED:  # ``mklopt.result.X`` without importing it first
+        return _importlib.import_module(f"mklopt.{name}")
+    raise AttributeError(f"module 'mklopt' has no attribute {name!r}")
+
 
 __all__ = [
     "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "MKLResult",

@@ -12,7 +12,7 @@ from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
 from .losses import as_loss
 from .regularizers import LpBall, Regularizer, as_regularizer
-from .result import MKLResult
+from .results.result import MKLResult
 
 __all__ = ["solve", "fit", "prepare", "gap_tolerance", "FitSettings", "prepare_fit", "run_fit"]
 

@@ -15,12 +15,12 @@ import cvxpy as cp
 import numpy as np
 
 from . import backends as bk
-from .certificates import certificate, primal_point_certificate
+from .certificates.gap import certificate, primal_point_certificate
 from .exceptions import FormulationError, SolverError
 from .formulations import FORMULATIONS, MKLData
-from .polish import weight_polish
-from .result import MKLResult, ranked_gap
-from .result_io import kernel_fingerprint
+from .results.polish import weight_polish
+from .results.result import MKLResult, ranked_gap
+from .certificates.fingerprint import kernel_fingerprint
 
 __all__ = ["solve_once", "gap_tolerance"]
 
@@ -153,7 +153,7 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     term of the primal value amplifies. The weights are the formulation's
     answer; an exact SVM at those weights yields the alpha that certifies them.
     And the formulation's alpha (accurate) gets its best weights
-    (:func:`mklopt.polish.weight_polish`). Returns the certificate of the pair
+    (:func:`mklopt.results.polish.weight_polish`). Returns the certificate of the pair
     with the smallest gap.
     """
     svm_form = FORMULATIONS["svm"]

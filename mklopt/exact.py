@@ -18,14 +18,14 @@ from ._options import check_options
 from ._validation import check_tol
 from .backend_solve import gap_tolerance, solve_by_method
 from .backend_solve import solve_once as _solve_once
-from .certificates import check_loss_C
+from .certificates.gap import check_loss_C
 from .exceptions import (DisagreementWarning, FormulationError, InvalidInputError, KernelError,
                          MKLError, SolverError, UncertifiedWarning)
 from .formulations import FORMULATIONS, MKLData
 from .kernels import KernelSet
 from .losses import Loss, as_loss
 from .regularizers import Regularizer, as_regularizer
-from .result import MKLResult
+from .results.result import MKLResult
 
 __all__ = ["solve", "prepare", "gap_tolerance"]
 

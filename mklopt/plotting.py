@@ -15,7 +15,7 @@ import numpy as np
 
 from .exceptions import InvalidInputError
 from .kernels import KernelSet
-from .result import MKLResult
+from .results.result import MKLResult
 
 __all__ = ["plot_convergence", "plot_weights", "plot_tail_sums", "save_ratio_bars", "save_figure", "GAP_FLOOR"]
 

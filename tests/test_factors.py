@@ -165,7 +165,7 @@ def test_dense_only_methods_refuse_factors_clearly(call):
 
 
 def test_factor_result_recertifies_after_save_and_load(tmp_path):
-    from mklopt.recertify import certify_result
+    from mklopt.certificates.recertify import certify_result
 
     rng = np.random.default_rng(3)
     fks = mklopt.KernelSet.from_factors([rng.standard_normal((80, 5)) for _ in range(3)])

@@ -82,7 +82,78 @@ def test_the_checker_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+def _faces() -> set[str]:
+    return {name for name, path in _modules().items() if path.name == "__init__.py"}
+
+
+def with_package_faces(graph: dict[str, set[str]], faces: set[str]) -> dict[str, set[str]]:
+    """Importing ``a.b.c`` runs the face ``a.b`` first: an edge to every package face on the
+    way, except the packages the importing module lives in (Python runs those first)."""
+    out = {name: set(targets) for name, targets in graph.items()}
+    for name, targets in graph.items():
+        for target in targets:
+            parts = target.split(".")
+            for k in range(1, len(parts)):
+                face = ".".join(parts[:k])
+                if face in faces and not name.startswith(face + "."):
+                    out[name].add(face)
+    return out
+
+
 def test_mklopt_has_no_import_circle():
     graph = import_graph()
-    assert graph["mklopt.recertify"] >= {"mklopt.certificates", "mklopt.result_io"}  # the parser sees imports
+    assert graph["mklopt.certificates.recertify"] >= {"mklopt.certificates.gap",
+                                                      "mklopt.certificates.fingerprint"}  # the parser sees imports
     assert circles(graph) == []
+    assert circles(with_package_faces(graph, _faces())) == []
+
+
+def test_the_face_implied_by_a_submodule_import_is_seen():
+    """p's face imports p.b, which imports q.x, which imports p.a: running p.a's import
+    runs p's face first, so q.x -> p -> p.b -> q.x is a circle the plain graph misses."""
+    graph = {"p": {"p.a", "p.b"}, "p.a": set(), "p.b": {"q.x"}, "q.x": {"p.a"}}
+    assert circles(graph) == []
+    assert circles(with_package_faces(graph, {"p"})) == [["p", "p.b", "q.x"]]
+
+
+def test_no_module_imports_the_face_of_its_own_package():
+    """A module of package P never imports P's face (nor mklopt's): the face imports the
+    module. Only the site's build (mklopt._docs) documents the public face."""
+    graph = import_graph()
+    upward = sorted((name, target) for name, targets in graph.items() for target in targets
+                    if target in _faces() and name.startswith(target + ".")
+                    and not name.startswith("mklopt._docs."))
+    assert upward == []
+
+
+def test_the_top_level_shows_the_architecture():
+    """Issue 34: at most 12 modules at mklopt's top level; every subpackage says in one line
+    what it holds."""
+    import ast
+
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 12, top
+    for init in PACKAGE.rglob("__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        assert doc and len(doc.splitlines()[0]) <= 100, f"{init.relative_to(PACKAGE.parent)}: no one-line docstring"
+    for package in ("certificates", "results", "model_selection"):
+        assert (PACKAGE / package / "__init__.py").is_file()
+    install = (PACKAGE / "_docs" / "pages" / "install.md").read_text(encoding="utf-8")
+    for init in PACKAGE.glob("[!_]*/__init__.py"):
+        assert f"`mklopt.{init.parent.name}`" in install, f"install.md does not say what mklopt.{init.parent.name} holds"
+
+
+def test_moved_modules_import_from_their_old_names_with_a_warning():
+    import importlib
+    import sys
+    import warnings
+
+    import mklopt
+
+    for old, new in mklopt.MOVED.items():
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+        assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in caught), old

@@ -20,7 +20,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 
 import mklopt
-from mklopt.certificates import best_bias, hinge_sum, project_alpha
+from mklopt.certificates.gap import best_bias, hinge_sum, project_alpha
 from mklopt.regularizers import L1, ElasticNet, LpBall, WeightedL1
 
 REL_TOL = 1e-6

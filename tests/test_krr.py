@@ -25,8 +25,8 @@ import mklopt
 from mklopt.backends import capable_backends
 from mklopt.drivers import DRIVERS
 from mklopt.exceptions import InvalidInputError
-from mklopt.krr_certificate import krr_certificate
-from mklopt.recertify import certify_result
+from mklopt.certificates.krr import krr_certificate
+from mklopt.certificates.recertify import certify_result
 from mklopt.regularizers import KRRProblem
 from mklopt.regularizers.krr import project_ball_orthant
 

@@ -140,7 +140,7 @@ def test_refusals():
 def test_feasibility_is_measured_on_signed_weights_without_rounding_noise():
     """A point on the boundary (singular K_mu) whose trace is off by rounding is feasible; a
     signed point slightly outside counts its distance to the set, not its negative entry."""
-    from mklopt.feasibility import relative_violation
+    from mklopt.certificates.feasibility import relative_violation
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, 2))

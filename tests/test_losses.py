@@ -121,7 +121,7 @@ def test_saved_results_recertify_with_their_loss(problems, loss, tmp_path):
     loaded = mklopt.MKLResult.load(path)
     assert loaded.loss == loss and loaded.loss_params == result.loss_params
     np.testing.assert_array_equal(np.asarray(loaded.bias), np.asarray(result.bias))
-    again = mklopt.recertify.certify_result(ks, y, loaded)
+    again = mklopt.certificates.recertify.certify_result(ks, y, loaded)
     assert again.primal == pytest.approx(result.primal, rel=1e-12)
     assert again.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-14)
     # predictions of the loaded result on the training kernels agree with the original

@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import mklopt
-from mklopt.recertify import certify_result
+from mklopt.certificates.recertify import certify_result
 from mklopt.cli import main
 from mklopt.drivers import DRIVERS
 from mklopt.formulations import FORMULATIONS

@@ -1,7 +1,7 @@
-"""mklopt.sweep and ``mklopt sweep``: GridSearchCV on a real dask.distributed cluster.
+"""mklopt.model_selection.search and ``mklopt sweep``: GridSearchCV on a real dask.distributed cluster.
 
 The distributed run (a LocalCluster of two worker processes, started and closed
-by :func:`mklopt.sweep.sweep` itself) must give the sequential GridSearchCV's
+by :func:`mklopt.model_selection.search.sweep` itself) must give the sequential GridSearchCV's
 ``best_params_`` and ``mean_test_score`` exactly. The CLI runs end to end
 against a running scheduler (an in-process LocalCluster over TCP, which
 ``sweep`` must leave running). No mocks, except hiding ``dask.distributed``
@@ -24,7 +24,7 @@ from sklearn.preprocessing import StandardScaler
 from mklopt import MKLClassifier
 from mklopt.cli import main
 from mklopt.exceptions import BackendError, BackendNotInstalledError, InvalidInputError
-from mklopt.sweep import STAT_COLUMNS, cv_rows, format_param, sweep, write_csv
+from mklopt.model_selection.search import STAT_COLUMNS, cv_rows, format_param, sweep, write_csv
 
 needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason='needs the dask extra: pip install -e ".[dask]"')

@@ -16,7 +16,7 @@ import pytest
 
 from mklopt import MKLClassifier
 from mklopt.exceptions import InvalidInputError
-from mklopt.sweep_log import FitsLog, exact_token, params_key, sweep_fingerprint
+from mklopt.model_selection.sweep_log import FitsLog, exact_token, params_key, sweep_fingerprint
 
 CANDIDATES = [{"C": 0.1, "p": 1}, {"C": 1.0, "p": 1}, {"C": 0.1, "p": 2}]
 KEYS = [params_key(c) for c in CANDIDATES]
@@ -103,7 +103,7 @@ def test_estimator_parameters_are_compared_exactly():
 @pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                     reason='needs the dask extra: pip install -e ".[dask]"')
 def test_sweep_resume_with_a_lambda_scorer_is_a_clear_error(tmp_path):
-    from mklopt.sweep import sweep
+    from mklopt.model_selection.search import sweep
 
     with pytest.raises(InvalidInputError, match="resume is refused"):
         sweep(X, Y, {"C": [1.0]}, estimator=MKLClassifier(kernels=["linear"]), cv=2, n_workers=1,

@@ -22,8 +22,8 @@ from sklearn.preprocessing import StandardScaler
 from mklopt import MKLClassifier
 from mklopt.cli import main
 from mklopt.exceptions import BackendError, InvalidInputError
-from mklopt.sweep import sweep
-from mklopt.sweep_log import FIT_COLUMNS, fits_path
+from mklopt.model_selection.search import sweep
+from mklopt.model_selection.sweep_log import FIT_COLUMNS, fits_path
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason='needs the dask extra: pip install -e ".[dask]"')

@@ -148,7 +148,7 @@ def test_save_load_round_trip_and_verify_without_flags(cancer, runs, name, tmp_p
         assert getattr(back, field) == getattr(res, field), field
     assert repr(back.regularizer) == repr(res.regularizer)
     assert len(back.history) == len(res.history)
-    again = mklopt.recertify.certify_result(ks, y, back)
+    again = mklopt.certificates.recertify.certify_result(ks, y, back)
     assert again.rel_gap == pytest.approx(res.rel_gap, rel=0.01, abs=1e-12)
     kernels = tmp_path / "K.npz"
     np.savez(kernels, K=ks.K, y=y)
@@ -166,9 +166,9 @@ def test_verify_of_a_saved_result_against_other_kernels_is_an_error(cancer, runs
     other = ks.K.copy()
     other[0] *= 2.0
     with pytest.raises(InvalidInputError, match="fingerprint|different kernels|other kernels"):
-        mklopt.recertify.certify_result(other, y, mklopt.MKLResult.load(path))
+        mklopt.certificates.recertify.certify_result(other, y, mklopt.MKLResult.load(path))
     with pytest.raises(InvalidInputError, match="contradicts"):
-        mklopt.recertify.certify_result(ks, y, mklopt.MKLResult.load(path), p=2.0)
+        mklopt.certificates.recertify.certify_result(ks, y, mklopt.MKLResult.load(path), p=2.0)
 
 
 def test_cli_verify_infeasible_candidate_exits_1_with_one_line(cancer, optimum_p2, tmp_path):
@@ -270,7 +270,7 @@ def test_a_single_constraint_is_accepted(cancer):
 
 # ------------------------------------------------------------------ 6. relative gap
 def test_rel_gap_is_relative_to_the_objective():
-    cert = mklopt.result.relative_gap(1.7e-4, 0.04, 0.04 - 1.7e-4, scale=100.0)
+    cert = mklopt.results.result.relative_gap(1.7e-4, 0.04, 0.04 - 1.7e-4, scale=100.0)
     assert cert == pytest.approx(1.7e-4 / 0.04)
 
 

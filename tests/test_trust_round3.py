@@ -12,8 +12,8 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 import mklopt
-from mklopt.feasibility import relative_violation
-from mklopt.recertify import certify_result
+from mklopt.certificates.feasibility import relative_violation
+from mklopt.certificates.recertify import certify_result
 from mklopt.cli import main
 from mklopt.exceptions import MKLError, NotPSDError
 from mklopt.regularizers import ConstraintSet, L1, LpBall, WeightedL1

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import mklopt
-from mklopt.bounds import Certificate, closes
+from mklopt.certificates.bounds import Certificate, closes
 from mklopt.cli.verify import verdict
 from mklopt.exceptions import InvalidInputError
-from mklopt.recertify import certify_result
+from mklopt.certificates.recertify import certify_result
 
 
 def _contradictory_points():

@@ -1,4 +1,4 @@
-"""The ``mklopt`` command line: ``demo``, ``solve``, ``compare``, ``verify``, ``bench``.
+"""The ``mklopt`` command line, one module per command (``demo``, ``solve``, ``verify``, ...).
 
 One module per command (``demo``, ``solve``, ``compare``, ``verify``,
 ``bench``), the shared argument types, instance loading and atomic output in

@@ -4,7 +4,7 @@ Every command validates its arguments (the ``type=`` functions of
 :mod:`._parsing`) and its ``--out`` target before any work, reads its ``.npz`` inputs with
 :func:`load_npz` (a missing, empty or corrupt file is one
 :class:`~mklopt.exceptions.InvalidInputError` naming the file) and writes its
-output with :func:`mklopt.result_io.atomic_write`, so a failed or interrupted run leaves no
+output with :func:`mklopt.results.result_io.atomic_write`, so a failed or interrupted run leaves no
 partial file.
 
 Exit codes: 0 certified/converged, 1 not certified or not converged, 2 usage

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..result_io import atomic_write
+from ..results.result_io import atomic_write
 from ._common import EXIT_OK, check_out, fmt_weights, table
 
 DEMO_HELP = """\

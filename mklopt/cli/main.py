@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     argparse.ArgumentParser
         Each sub-parser sets ``handler(args) -> exit status``.
     """
-    from .. import __version__
+    from .._version import __version__
 
     parser = _Parser(prog="mklopt", description=DESCRIPTION,
                      epilog="Run 'mklopt COMMAND --help' for the options of a command.\n\n"

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
-from ..result_io import atomic_write
+from ..results.result_io import atomic_write
 from ._common import (EXIT_FAIL, EXIT_OK, add_instance_args, check_backend_names, check_out,
                       load_instance, loss_options, norm_options)
 from ._parsing import parse_param, positive_float, positive_int, tolerance

@@ -1,6 +1,6 @@
 """``mklopt sweep``: cross-validated grid search over C, p and kernel sets on Dask.
 
-Runs :func:`mklopt.sweep.sweep` on a local cluster of worker processes, or on a
+Runs :func:`mklopt.model_selection.sweep` on a local cluster of worker processes, or on a
 running scheduler (``--scheduler``): one Dask task per (grid point, fold), every
 finished fit appended at once to ``OUT.fits.csv`` beside ``--out``; ``--resume``
 continues an interrupted sweep from it. Writes one CSV row per grid point to
@@ -152,8 +152,8 @@ def load_data(path: str | None) -> tuple[np.ndarray, np.ndarray]:
 def run(args: argparse.Namespace) -> int:
     """The sweep described in ``mklopt sweep --help``."""
     from ..estimators import MKLClassifier
-    from ..sweep import sweep
-    from ..sweep_log import fits_path
+    from ..model_selection.search import sweep
+    from ..model_selection.sweep_log import fits_path
 
     start = time.perf_counter()
     out = check_out(args.out, OUT_SUFFIXES)

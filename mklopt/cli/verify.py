@@ -66,7 +66,7 @@ def load_candidate(path: str) -> Any:
     InvalidInputError
         One line naming the file and what is wrong with it.
     """
-    from ..result import MKLResult
+    from ..results.result import MKLResult
 
     if path.lower().endswith(".json"):
         return _load_json(path)
@@ -97,8 +97,8 @@ def _load_json(path: str) -> dict[str, np.ndarray]:
 
 def certify_candidate(args: argparse.Namespace, ks, y, candidate):
     """The :class:`Certificate` of ``candidate`` (saved result or arrays) on ``(ks, y)``."""
-    from ..certificates import certify
-    from ..recertify import certify_result
+    from ..certificates.gap import certify
+    from ..certificates.recertify import certify_result
 
     given_p = None if args.p is None and args.b is None else norm_options(args, None)[0]
     if isinstance(candidate, dict):

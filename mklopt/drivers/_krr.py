@@ -1,7 +1,7 @@
 """What the kernel ridge regression drivers share: the problem, evaluations, certificate, start.
 
 The drivers ``krr_projected_gradient``, ``krr_interpolated`` (degree 1, certified by
-:func:`mklopt.krr_certificate.point_certificate`, the certificate of ``krr_l2``) and
+:func:`mklopt.certificates.krr.point_certificate`, the certificate of ``krr_l2``) and
 ``polynomial_krr`` (degree 2, certified at the final fixed kernel only) minimize
 
 .. math:: F(\\mu)=y^\\top(\\tilde K_\\mu+\\lambda I)^{-1}y\\quad\\text{over}\\quad
@@ -9,7 +9,7 @@ The drivers ``krr_projected_gradient``, ``krr_interpolated`` (degree 1, certifie
 
 with :math:`\\nabla_kF(\\mu)=-s_k`, :math:`s_k=\\alpha^\\top(\\partial\\tilde K_\\mu/\\partial\\mu_k)\\alpha`,
 :math:`\\alpha=(\\tilde K_\\mu+\\lambda I)^{-1}y`. Every evaluation is one Cholesky factorization
-(:func:`mklopt.krr_certificate.evaluate`); the last one is cached, so that the point a line
+(:func:`mklopt.certificates.krr.evaluate`); the last one is cached, so that the point a line
 search accepted is not factorized again when the next iteration certifies it.
 """
 
@@ -21,8 +21,8 @@ from .._options import Real, Vector
 from .._validation import check_vector
 from ..formulations import MKLData
 from ..formulations.krr_l2 import krr_problem
-from ..krr_certificate import KRRPoint, evaluate, krr_scale, point_certificate
-from ..result import Certificate, MKLResult
+from ..certificates.krr import KRRPoint, evaluate, krr_scale, point_certificate
+from ..results.result import Certificate, MKLResult
 from .base import Driver
 
 __all__ = ["KRRDriver", "projected_gradient_step"]

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._options import Vector
-from ..certificates import certificate, relative_gap
+from ..certificates.gap import certificate, relative_gap
 from ..formulations import MKLData
-from ..result import Certificate, MKLResult, objective_scale, ranked_gap
-from ..result_io import kernel_fingerprint
+from ..results.result import Certificate, MKLResult, objective_scale, ranked_gap
+from ..certificates.fingerprint import kernel_fingerprint
 
 __all__ = ["Driver", "Step", "run", "INTERIOR_MIX"]
 

@@ -29,13 +29,13 @@ import math
 import numpy as np
 
 from .._options import Integer, Real, Vector
-from ..certificates import _AlphaTerms, _alpha_terms, _evaluate
+from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..kernels.columns import LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of, reset_cache
 from ..kernels.rbf_table import NO_KERNEL_TABLE, NO_TABLE, fill_table, kernel_table, rbf_table
 from ..regularizers import LpBall
-from ..result import Certificate
+from ..results.result import Certificate
 from ._smo import smo_chunk
 from .base import Driver, Step
 from .lp_master import LPMaster, polyhedral_set

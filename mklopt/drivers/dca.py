@@ -40,7 +40,7 @@ from ..formulations.dc_subproblem import (RANK_TOL, TailLinearization, check_no_
                                           check_theta, check_weights, tail_sum_linearization)
 from ..regularizers import WeightedL1
 from ..exact import solve
-from ..result import MKLResult
+from ..results.result import MKLResult
 from .base import Driver, Step, run
 from .inner import make_inner
 from .wrapper import Wrapper

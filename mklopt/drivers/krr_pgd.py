@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._options import Integer
-from ..result import MKLResult
+from ..results.result import MKLResult
 from ._krr import KRRDriver, projected_gradient_step
 from .base import Step
 

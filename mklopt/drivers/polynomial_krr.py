@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..result import MKLResult
+from ..results.result import MKLResult
 from .krr_pgd import KRRProjectedGradient
 
 __all__ = ["PolynomialKRR"]

@@ -34,7 +34,7 @@ from .._options import Real
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..regularizers import LpBall
-from ..result import Certificate, ranked_gap
+from ..results.result import Certificate, ranked_gap
 from .base import Driver, Step
 from .inner import make_inner
 

@@ -52,7 +52,7 @@ from ..exceptions import InvalidInputError, SolverError
 from ..formulations import MKLData
 from ..formulations.vkr_lp import lp_problem, vkr_certificate, vkr_lambda
 from ..regularizers import VKRPenalty
-from ..result import Certificate
+from ..results.result import Certificate
 from .base import Driver, Step
 
 __all__ = ["ExactLineSearch", "VKRCoordinateDescent", "exact_line_search"]

@@ -66,10 +66,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     C : float, default=1.0
         Soft-margin constant, > 0.
     driver : str, default="auto"
-        ``"auto"``: ``"exact"`` for at most 200 training points, otherwise the
-        cutting plane for the ℓ1 ball (p = 1) and the wrapper for every other
-        weight set (the interior-point solve grows as :math:`n^3` and took
-        400 s on 1000 digits where the wrapper takes about a second).
+        ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
+        ``"chunking"`` for the hinge loss from 4000 points or on low-rank factors,
+        otherwise the cutting plane for p = 1 and the wrapper for every other weight
+        set; never the exact interior-point solve (10 to 100 times slower than
+        these loops already at 150 points).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
         or ``"lp_primal"`` when Θ has no closed-form support function.
         ``"wrapper"``, ``"cutting_plane"``, ``"dca"`` (when installed) or any
@@ -174,22 +175,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
                  tol: float | None = None, max_iter: int | None = None,
                  multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0,
                  rank: int | None = None, approximation: str = "nystroem", random_state: int = 0) -> None:
-        self.kernels = kernels
-        self.normalization = normalization
-        self.theta = theta
-        self.p = p
-        self.regularizer = regularizer
-        self.C = C
-        self.driver = driver
-        self.backend = backend
-        self.tol = tol
-        self.max_iter = max_iter
-        self.multiclass = multiclass
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.rank = rank
-        self.approximation = approximation
-        self.random_state = random_state
+        self._keep_params(locals())
 
     def _loss_name(self) -> str:
         shared = self.multiclass == "shared" and getattr(self, "classes_", np.arange(2)).size > 2
@@ -218,25 +204,19 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         if self.classes_.size < 2:
             raise InvalidInputError(
                 f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_[0]!r}).")
-        self._check_common_params()
-        kernel_set = self._prepare_kernels(X)
-        if self.classes_.size == 2 or self.multiclass == "shared":
-            results = [self._solve(kernel_set, y, self._loss_name(), self.C)]
-        else:  # one problem per class, in parallel with n_jobs (threads: the stack is shared)
-            from joblib import Parallel, delayed
-
-            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
-                for c in self.classes_)
-        self._store(results, kernel_set, X)
-        one = len(results) == 1
-        self.weights_ = self._weights[0] if one else np.array(self._weights)
-        self.dual_coef_ = self._coef[0] if one else np.vstack(self._coef)
-        self.intercept_ = np.hstack([np.atleast_1d(np.asarray(b, dtype=float)) for b in self._biases])
-        iters = np.array([max(1, int(r.iterations)) for r in results])
-        self.n_iter_ = int(iters[0]) if one else iters
-        self.result_ = results[0] if one else results
+        results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
+        self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
         return self
+
+    def _solve_classes(self, kernel_set, y) -> list:
+        """One problem (binary, or multiclass with shared weights), or one per class (ovr)."""
+        if self.classes_.size == 2 or self.multiclass == "shared":
+            return [self._solve(kernel_set, y, self._loss_name(), self.C)]
+        from joblib import Parallel, delayed  # threads: the kernel stack is shared
+
+        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
+            for c in self.classes_)
 
     # ------------------------------------------------------------ predict
     def decision_function(self, X) -> np.ndarray:

@@ -63,19 +63,7 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
                  nu: float = 0.5, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None, rank: int | None = None,
                  approximation: str = "nystroem", random_state: int = 0) -> None:
-        self.kernels = kernels
-        self.normalization = normalization
-        self.theta = theta
-        self.p = p
-        self.regularizer = regularizer
-        self.nu = nu
-        self.driver = driver
-        self.backend = backend
-        self.tol = tol
-        self.max_iter = max_iter
-        self.rank = rank
-        self.approximation = approximation
-        self.random_state = random_state
+        self._keep_params(locals())
 
     def _loss_name(self) -> str:
         return "one_class"
@@ -94,14 +82,8 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
         """
         X = validate_data(self, X, dtype=np.float64)
         loss = as_loss("one_class", nu=self.nu)
-        self._check_common_params()
-        kernel_set = self._prepare_kernels(X)
-        result = self._solve(kernel_set, None, loss)
-        self._store([result], kernel_set, X)
-        self.weights_, self.dual_coef_ = self._weights[0], self._coef[0]
+        result, = self._fit_problems(X, lambda kernel_set: [self._solve(kernel_set, None, loss)])
         self.offset_ = -float(result.bias)
-        self.n_iter_ = max(1, int(result.iterations))
-        self.result_ = result
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -24,7 +24,7 @@ from ..api import solve as _solve_exact
 from ..exceptions import InvalidInputError, UncertifiedWarning
 from ..formulations.vkr_lp import vkr_penalties
 from ..kernels import kernel_stack
-from ..result import MKLResult
+from ..results.result import MKLResult
 
 __all__ = ["VKRClassifier", "default_vkr_kernels"]
 

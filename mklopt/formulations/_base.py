@@ -13,7 +13,7 @@ from ..exceptions import FormulationError
 from ..kernels import KernelSet
 from ..losses import DualPart, Hinge, Loss, PrimalPart
 from ..regularizers import Regularizer
-from ..certificates import PrimalPoint
+from ..certificates.gap import PrimalPoint
 
 
 @dataclass

@@ -16,7 +16,7 @@ SOCP (``cp.quad_over_lin``, jointly convex), whose value is :math:`F` at the opt
           \\quad\\text{s.t.}\\quad \\sum_kL_kw_k+e=y,\\quad\\mu\\ge0,\\quad
           \\|\\mu-\\mu_0\\|_2\\le\\Lambda .
 
-The answer is certified by :func:`mklopt.krr_certificate.krr_certificate` from the
+The answer is certified by :func:`mklopt.certificates.krr.krr_certificate` from the
 weights alone (:math:`U=F(\\mu)` by Cholesky, :math:`L` from :math:`\\alpha(\\mu)`), never by the
 backend's status. ``C``, ``p`` and ``regularizer`` do not apply (refused when given).
 """
@@ -30,7 +30,7 @@ import numpy as np
 
 from .._options import Real, Vector
 from ..exceptions import FormulationError, InvalidInputError
-from ..krr_certificate import evaluate, point_certificate
+from ..certificates.krr import evaluate, point_certificate
 from ..regularizers import LpBall
 from ..regularizers.krr import KRRProblem
 from ._base import Formulation, MKLData, Model

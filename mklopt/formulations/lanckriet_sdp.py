@@ -24,8 +24,8 @@ import cvxpy as cp
 import numpy as np
 from sklearn.svm import SVC
 
-from ..bounds import ranked_gap
-from ..certificates import certificate
+from ..certificates.bounds import ranked_gap
+from ..certificates.gap import certificate
 from .._options import Real
 from ..exceptions import FormulationError
 from ..regularizers.spectrahedron import Spectrahedron

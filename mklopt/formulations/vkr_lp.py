@@ -44,7 +44,7 @@ import scipy.linalg
 from .._options import Real
 from ..exceptions import InvalidInputError, KernelError, NotPSDError
 from ..regularizers import VKRPenalty
-from ..vkr_certificate import as_stack, vkr_certificate, vkr_margins, vkr_objective
+from ..certificates.vkr import as_stack, vkr_certificate, vkr_margins, vkr_objective
 from ._base import Formulation, MKLData, Model
 
 __all__ = [

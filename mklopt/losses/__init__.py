@@ -1,4 +1,4 @@
-"""Losses of the MKL objective, one small class each (DESIGN §11).
+"""Losses of the MKL objective, one small class each (hinge, squared, epsilon-insensitive, ...).
 
 ``LOSSES`` maps each name accepted by ``loss=`` to its class; :func:`as_loss`
 turns a name (with ``epsilon=`` / ``nu=``) or a :class:`Loss` object into a

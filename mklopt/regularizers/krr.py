@@ -12,7 +12,7 @@ with ridge :math:`\\lambda>0` and the combination :math:`K_\\mu=\\sum_k\\mu_kK_k
 :class:`KRRProblem` holds :math:`(\\mu_0,\\Lambda,\\lambda,d)`; a result of ``krr_l2``,
 ``krr_projected_gradient``, ``krr_interpolated`` or ``polynomial_krr`` records it, so
 that a saved result re-certifies at the problem it solved
-(:func:`mklopt.krr_certificate.krr_certificate`). As a weight set it has closed forms:
+(:func:`mklopt.certificates.krr.krr_certificate`). As a weight set it has closed forms:
 the support function and the exact Euclidean projection (:func:`project_ball_orthant`).
 """
 

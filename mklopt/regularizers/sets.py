@@ -280,7 +280,7 @@ class VKRPenalty(Penalty):
 
     Not a weight set: like :class:`BlockNorm` it names the problem a result
     solved (``vkr_lp``, ``vkr_cd``), so that a saved result re-certifies with
-    :func:`mklopt.vkr_certificate.vkr_certificate` at the :math:`\\Lambda` it was solved with.
+    :func:`mklopt.certificates.vkr.vkr_certificate` at the :math:`\\Lambda` it was solved with.
     """
 
     def __init__(self, Lam) -> None:

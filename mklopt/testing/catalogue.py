@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..api import solve
-from ..certificates import certify
+from ..certificates.gap import certify
 from ..exceptions import InvalidInputError
 from ..kernels import KernelSet
 from ..regularizers import (BlockNorm, ElasticNet, Fixed, LpBall, Regularizer, WeightedL1,
@@ -45,9 +45,7 @@ def catalogue_path(filename: str = CATALOGUE_FILE) -> Path:
             return candidate
     except (ModuleNotFoundError, TypeError):
         pass  # editable installs cannot map the namespace sub-package
-    import mklopt
-
-    candidate = Path(mklopt.__file__).resolve().parent.parent / "formulations" / filename
+    candidate = Path(__file__).resolve().parents[2] / "formulations" / filename
     if candidate.is_file():
         return candidate
     raise FileNotFoundError(

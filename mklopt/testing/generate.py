@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..api import solve
-from ..certificates import certify
+from ..certificates.gap import certify
 from ..exceptions import SolverError
 from .catalogue import certificate_regularizer, decode_params, solver_params
 from .data import build_kernels, build_labels, draw_indices, draw_sample, load_dataset, loss_of
@@ -162,11 +162,11 @@ def build_reference_instances(definitions: Sequence[dict] = REFERENCE_DEFINITION
     import cvxpy
     import sklearn
 
-    import mklopt
+    from .._version import __version__
 
     keep = keep or {}
     return {"format": 1, "certify_tol": CERTIFY_TOL, "cross_check_tol": CROSS_CHECK_TOL,
-            "versions": {"mklopt": mklopt.__version__, "cvxpy": cvxpy.__version__,
+            "versions": {"mklopt": __version__, "cvxpy": cvxpy.__version__,
                          "numpy": np.__version__, "scikit-learn": sklearn.__version__},
             "instances": [keep[d["name"]] if d["name"] in keep else build_instance(d, tol)
                           for d in definitions]}

@@ -32,7 +32,7 @@ import numpy as np
 from .._options import Integer, Real
 from ..exceptions import InvalidInputError
 from ._access import binary_labels, dense_kernels
-from ..bounds import closes
+from ..certificates.bounds import closes
 from ._simplex_qp import check_separable, class_margin, project_simplex
 from .registry import WeightFit, WeightMethod, register
 

@@ -39,7 +39,7 @@ from .._options import Integer, Real
 from ..api import fit
 from ..regularizers import WeightedL1
 from ._access import binary_labels, dense_kernels
-from ..bounds import closes
+from ..certificates.bounds import closes
 from ._simplex_qp import check_separable, class_margin, enclosing_radius
 from .registry import WeightFit, WeightMethod, register
 

@@ -1,4 +1,4 @@
-"""Saving and loading results (``.npz``), and the kernel fingerprint that guards re-certification.
+"""Saving and loading results (``.npz``), written atomically.
 
 A saved result holds everything needed to re-certify it and to predict with
 it: weights, alpha, bias, C, the weight set (a registered regularizer and its
@@ -9,7 +9,6 @@ written atomically (a temporary file in the same folder, then ``os.replace``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -18,52 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .exceptions import InvalidInputError
-from .kernels.lazy import subset_sketch
-from .regularizers import from_spec, spec_of
+from ..exceptions import InvalidInputError
+from ..regularizers import from_spec, spec_of
 
-__all__ = ["save_result", "load_result", "kernel_fingerprint", "check_fingerprint", "atomic_write", "jsonable"]
+__all__ = ["save_result", "load_result", "atomic_write", "jsonable"]
 
 FORMAT = "mklopt-result-1"
-
-
-def kernel_fingerprint(kernels, y_pm: np.ndarray, kind: str | None = None) -> dict:
-    """A sketch of the kernels and labels: :meth:`KernelSet.sketch` and a hash of the labels.
-
-    The sketch :math:`W^\\top K_m W` (fixed random :math:`W`, 3 columns) is
-    taken while validation reads each kernel; any material change of a
-    kernel changes it with probability one.
-    """
-    kind = kind or getattr(kernels, "sketch_kind", "full")
-    sketch = subset_sketch(kernels) if kind == "subset" else kernels.sketch()
-    y_pm = np.asarray(y_pm, dtype=float)
-    binary = y_pm.ndim == 1 and np.all(np.abs(y_pm) == 1)  # the hinge's +-1 labels (as always)
-    data = (y_pm > 0).astype(np.uint8) if binary else np.ascontiguousarray(y_pm)
-    labels = hashlib.sha256(data.tobytes() + (b"" if binary else str(y_pm.shape).encode())).hexdigest()
-    return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
-            "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names),
-            **({"sketch_kind": kind} if kind != "full" else {})}
-
-
-def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str = "the result") -> None:
-    """Raise :class:`InvalidInputError` unless ``kernels``/labels are the ones ``saved`` describes."""
-    if not saved:
-        return
-    if (saved["M"], saved["n"]) != (kernels.M, kernels.n):
-        raise InvalidInputError(
-            f"{where} was computed on {saved['M']} kernels over {saved['n']} points, but these "
-            f"kernels are {kernels.M} over {kernels.n}; certify it against its own kernels.")
-    now = kernel_fingerprint(kernels, y_pm, saved.get("sketch_kind", "full"))
-    if now["labels"] != saved["labels"]:
-        raise InvalidInputError(f"{where} was computed with other labels y than these.")
-    old, new = np.asarray(saved["sketch"]), np.asarray(now["sketch"])
-    scale = np.maximum(np.abs(old).max(axis=1), 1e-300)
-    off = np.abs(old - new).max(axis=1) / scale
-    bad = [kernels.names[m] for m in np.flatnonzero(off > 1e-8)]
-    if bad:
-        raise InvalidInputError(
-            f"{where} was computed on other kernels: {bad} differ (relative change up to "
-            f"{off.max():.2g}); normalize them as they were when it was solved.")
 
 
 def atomic_write(path, write, suffixes: tuple[str, ...]) -> None:

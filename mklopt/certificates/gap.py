@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_kernel_set, check_C, check_vector
-from .kernels import KernelSet
-from .exceptions import InvalidInputError, NotPSDError
-from .losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
-from .regularizers import Regularizer, as_regularizer
+from .._validation import as_kernel_set, check_C, check_vector
+from ..kernels import KernelSet
+from ..exceptions import InvalidInputError, NotPSDError
+from ..losses import Hinge, Loss, as_loss, best_bias, hinge_sum, project_alpha
+from ..regularizers import Regularizer, as_regularizer
 from .bounds import Certificate, objective_scale, relative_gap
 from .feasibility import FEASIBILITY_TOL, convention_hint, relative_violation
 
@@ -218,7 +218,7 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
         ``dual <= OPT <= primal`` when ``feasible``; ``rel_gap = (primal - dual)
         / max(|primal|, |dual|, 1e-12 min(C, 1) n)``; ``certified(tol)`` is the verdict.
     """
-    from ._validation import check_tol
+    from .._validation import check_tol
 
     ks = psd_kernel_set(kernels)
     loss = as_loss(loss, epsilon=epsilon, nu=nu)

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._validation import check_C
-from .exceptions import InvalidInputError
-from .regularizers import as_regularizer, check_p
-from .result import MKLResult
+from .._validation import check_C
+from ..exceptions import InvalidInputError
+from ..regularizers import as_regularizer, check_p
+from ..results.result import MKLResult
 
 __all__ = ["path"]
 
@@ -63,8 +63,8 @@ def path(kernels, y, driver: str | None = None, *, Cs: Sequence[float] | None = 
     >>> results = mklopt.path(ks, y, "wrapper", Cs=np.logspace(0, 4, 8), p=4/3, tol=1e-4)
     >>> [r.rel_gap <= 1e-4 for r in results]
     """
-    from .api import FitSettings, prepare_fit, run_fit
-    from .losses import as_loss
+    from ..api import FitSettings, prepare_fit, run_fit
+    from ..losses import as_loss
 
     grid, vary = _grid(Cs, p, C, options)
     fixed = {k: options.pop(k) for k in ("regularizer", "loss", "epsilon", "nu") if k in options}

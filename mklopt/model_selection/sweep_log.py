@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import InvalidInputError
+from ..exceptions import InvalidInputError
 
 __all__ = ["FitsLog", "FIT_COLUMNS", "sweep_fingerprint", "fits_path"]
 

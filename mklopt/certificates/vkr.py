@@ -8,7 +8,7 @@ For :math:`\\Lambda_k = \\lambda r_k + \\beta` and the margins
 and any :math:`u\\in[0, 1/m]^m`, rescaled into :math:`|A^\\top u|\\le\\Lambda`, gives the
 lower bound :math:`1^\\top u` (the LP's dual). It lives on the certificates' floor
 (beside :mod:`mklopt.certificates`) so that a saved VKR result re-certifies
-(:func:`mklopt.recertify.certify_result`) without the LP's module; the LP
+(:func:`mklopt.certificates.recertify.certify_result`) without the LP's module; the LP
 itself is :mod:`mklopt.formulations.vkr_lp`.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from .exceptions import InvalidInputError, KernelError
-from .kernels import KernelSet
+from ..exceptions import InvalidInputError, KernelError
+from ..kernels import KernelSet
 from .bounds import Certificate, relative_gap
 
 __all__ = ["vkr_margins", "vkr_objective", "dual_value", "margin_dual", "vkr_certificate", "MARGIN_TOL"]

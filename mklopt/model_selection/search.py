@@ -6,7 +6,7 @@
 that is only connected to. The data are on every worker, so losing one loses nothing
 (Dask reruns its fits elsewhere); each finished fit is appended to a log
 (``log=``) at once, and a stopped sweep resumes from it (``resume=``), running only
-the fits it lacks (:mod:`mklopt.sweep_log`, :mod:`mklopt.sweep_run`).
+the fits it lacks (:mod:`mklopt.model_selection.sweep_log`, :mod:`mklopt.model_selection.sweep_run`).
 ``search="halving"`` runs scikit-learn's successive halving instead. Needs the
 ``dask`` extra (``pip install -e ".[dask]"``); the dashboard needs ``bokeh>=3.1``.
 
@@ -16,7 +16,7 @@ One machine, four worker processes; a kernel set is a list of kernel specs::
 
     from sklearn.datasets import load_breast_cancer
     from sklearn.preprocessing import StandardScaler
-    from mklopt.sweep import sweep
+    from mklopt.model_selection import sweep
 
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)
@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import BackendNotInstalledError, InvalidInputError
+from ..exceptions import BackendNotInstalledError, InvalidInputError
 from .sweep_log import FitsLog, params_key, sweep_fingerprint
 from .sweep_run import aggregate, cluster_client, halving, progress_bar, run_fits
 
@@ -66,7 +66,7 @@ def _distributed():
         return importlib.import_module("dask.distributed")
     except ImportError as exc:
         raise BackendNotInstalledError(
-            f"mklopt.sweep runs on dask.distributed, which is not installed ({exc}); install "
+            f"mklopt.model_selection.search runs on dask.distributed, which is not installed ({exc}); install "
             f"the 'dask' extra: {DASK_EXTRA} (or pip install \"dask[distributed]\").") from None
 
 
@@ -91,7 +91,7 @@ class SweepResult:
         Workers at the start, fits in the sweep, fits run by this call (the others
         came from the log), wall-clock seconds.
     log : Path or None
-        The per-fit log (:mod:`mklopt.sweep_log`).
+        The per-fit log (:mod:`mklopt.model_selection.sweep_log`).
     search : object or None
         The fitted ``HalvingGridSearchCV`` of ``search="halving"``.
     """
@@ -155,7 +155,7 @@ def write_csv(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], path: str |
 
     Uses the stdlib ``csv`` module; written atomically (nothing is written on failure).
     """
-    from .result_io import atomic_write
+    from ..results.result_io import atomic_write
 
     rows = cv_rows(rows) if isinstance(rows, Mapping) else list(rows)
     text = io.StringIO()
@@ -196,7 +196,7 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         Seconds to wait for ``scheduler``, and for a worker when there is none.
     log : path, optional
         Append one row per finished (candidate, fold) fit to this CSV as it finishes
-        (:mod:`mklopt.sweep_log`): nothing finished is lost if the sweep stops.
+        (:mod:`mklopt.model_selection.sweep_log`): nothing finished is lost if the sweep stops.
     resume : path, optional
         A log of an earlier, unfinished run of the same sweep: its fits are kept, only the
         others run, and new ones are appended to it. The data, grid, estimator, scorer and
@@ -238,7 +238,7 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"bad param_grid: {exc}") from None
     if estimator is None:
-        from .estimators import MKLClassifier
+        from ..estimators import MKLClassifier
         estimator = MKLClassifier()
     X, y = np.asarray(X), np.asarray(y)
     splits = list(check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y))

@@ -1,7 +1,7 @@
 """The certificate's value type: :class:`Certificate` and the relative gap (DESIGN §6).
 
 The lowest floor of the result layer: :mod:`mklopt.certificates` computes
-certificates, :mod:`mklopt.result` holds them in an :class:`~mklopt.result.MKLResult`,
+certificates, :mod:`mklopt.results.result` holds them in an :class:`~mklopt.results.result.MKLResult`,
 and both import this module (and nothing imports them from here).
 """
 
@@ -78,7 +78,7 @@ class Certificate:
         Θ when ``repaired``) and alpha projected onto the dual-feasible set.
     violation : float
         Violation of Θ by the weights *as given*, relative to the scale of the weights and
-        of Θ (:func:`mklopt.feasibility.relative_violation`).
+        of Θ (:func:`mklopt.certificates.feasibility.relative_violation`).
     feasible : bool
         ``violation <= feasibility_tol`` (or the weights were repaired).
     repaired : bool

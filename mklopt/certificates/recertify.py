@@ -1,7 +1,7 @@
-"""Re-certifying a (saved) :class:`~mklopt.result.MKLResult` in the form it was solved in.
+"""Re-certifying a (saved) :class:`~mklopt.results.result.MKLResult` in the form it was solved in.
 
 A result records its C, weight set (or penalty), loss and a fingerprint of
-its kernels and labels (:mod:`mklopt.result_io`); :func:`certify_result`
+its kernels and labels (:mod:`mklopt.results.result_io`); :func:`certify_result`
 recomputes mklopt's certificate from them: the generic certificate of
 :mod:`mklopt.certificates` for weight sets, the per-kernel primal point for
 block norms :math:`b > 2`, the LP certificate for Voted Kernel Regularization.
@@ -13,16 +13,16 @@ import dataclasses
 
 import numpy as np
 
-from ._validation import as_kernel_set, check_C
+from .._validation import as_kernel_set, check_C
 from .bounds import Certificate
-from .certificates import HINGE, FEASIBILITY_TOL, PrimalPoint, certify, primal_point_certificate, psd_kernel_set
-from .exceptions import InvalidInputError
-from .kernels import KernelSet
-from .krr_certificate import krr_certificate
-from .losses import LOSSES, Loss, as_loss
-from .regularizers import BlockNorm, KRRProblem, LpBall, Regularizer, Spectrahedron, VKRPenalty, check_p
-from .result_io import check_fingerprint
-from .vkr_certificate import vkr_certificate
+from .gap import HINGE, FEASIBILITY_TOL, PrimalPoint, certify, primal_point_certificate, psd_kernel_set
+from ..exceptions import InvalidInputError
+from ..kernels import KernelSet
+from .krr import krr_certificate
+from ..losses import LOSSES, Loss, as_loss
+from ..regularizers import BlockNorm, KRRProblem, LpBall, Regularizer, Spectrahedron, VKRPenalty, check_p
+from .fingerprint import check_fingerprint
+from .vkr import vkr_certificate
 
 __all__ = ["certify_result", "result_loss", "block_norm_point"]
 
@@ -40,7 +40,7 @@ def certify_result(kernels, y, result, *, C: float | None = None, p: float | Non
 
     A result without a global certificate (``info["certified_globally"] is
     False``: DCA, polynomial KRR) gives a certificate with ``local=True``: never
-    :meth:`~mklopt.bounds.Certificate.certified`, at most ``certified_locally``.
+    :meth:`~mklopt.certificates.bounds.Certificate.certified`, at most ``certified_locally``.
     """
     cert = _certify_result(kernels, y, result, C, p, regularizer, repair, feasibility_tol, loss)
     if result.info.get("certified_globally") is False:

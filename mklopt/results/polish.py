@@ -23,11 +23,11 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .certificates import certificate
-from .exceptions import MKLError
-from .formulations import MKLData
-from .regularizers import BlockNorm, Fixed, solve_auxiliary
-from .bounds import Certificate
+from ..certificates.gap import certificate
+from ..exceptions import MKLError
+from ..formulations import MKLData
+from ..regularizers import BlockNorm, Fixed, solve_auxiliary
+from ..certificates.bounds import Certificate
 
 __all__ = ["weight_polish"]
 

@@ -3,7 +3,7 @@
 * The data go to **every** worker (``scatter(..., broadcast=True)``): losing any one
   loses no data, and Dask reschedules the fits that were running on it.
 * Fits are submitted one task per (candidate, fold) and collected as they finish;
-  each finished fit is appended to the log (:mod:`mklopt.sweep_log`) at once.
+  each finished fit is appended to the log (:mod:`mklopt.model_selection.sweep_log`) at once.
 * Fits lost anyway (data lost with the last worker holding it, a task that killed
   its worker three times) are submitted again in a new round, after the data
   are scattered again; a sweep with at least one worker left ends with every
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import BackendError
+from ..exceptions import BackendError
 from .sweep_log import FitsLog
 from .sweep_tasks import fit_and_score
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .bounds import GAP_FLOOR, Certificate, objective_scale, ranked_gap, relative_gap
-from .recertify import result_loss
-from .regularizers import spec_of
-from .exceptions import InvalidInputError
+from ..certificates.bounds import GAP_FLOOR, Certificate, objective_scale, ranked_gap, relative_gap
+from ..certificates.recertify import result_loss
+from ..regularizers import spec_of
+from ..exceptions import InvalidInputError
 from .result_io import jsonable, load_result, save_result
 
 __all__ = ["Certificate", "MKLResult", "relative_gap", "objective_scale", "ranked_gap", "decision_values", "GAP_FLOOR"]

@@ -37,13 +37,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._validation import check_targets, check_vector
+from .._validation import check_targets, check_vector
 from .bounds import Certificate, relative_gap
-from .certificates import psd_kernel_set
-from .exceptions import KernelError, NotPSDError
+from .gap import psd_kernel_set
+from ..exceptions import KernelError, NotPSDError
 from .feasibility import FEASIBILITY_TOL, relative_violation
-from .kernels.products import quadratic_terms
-from .regularizers.krr import KRRProblem
+from ..kernels.products import quadratic_terms
+from ..regularizers.krr import KRRProblem
 
 __all__ = [
     "KRRPoint",
@@ -183,7 +183,7 @@ def krr_certificate(kernels, y, weights, problem: KRRProblem, *, repair: bool = 
         Real targets.
     weights : array (M,)
         Candidate :math:`\\mu`; its relative violation of :math:`\\mathcal M`
-        (:func:`mklopt.feasibility.relative_violation`) must be at most ``feasibility_tol``
+        (:func:`mklopt.certificates.feasibility.relative_violation`) must be at most ``feasibility_tol``
         (then the exact projection, a noise-level repair, is certified); beyond it the
         candidate is not certified (``feasible=False``) unless ``repair=True``, which
         certifies its projection and says so.

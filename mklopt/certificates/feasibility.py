@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .regularizers import (LpBall, Regularizer, block_from_weight_norm, conjugate_exponent,
-                           stable_norm)
+from ..regularizers import LpBall, Regularizer, block_from_weight_norm, conjugate_exponent, stable_norm
 
 __all__ = ["FEASIBILITY_TOL", "relative_violation", "convention_hint"]
 
