@@ -1,4 +1,4 @@
-"""The thesis' runtime experiment (``003_*`` §3.4, Fig. 3.1) for interleaved optimization.
+"""The thesis' runtime experiment (Kloft's ℓp-norm MKL thesis, TU Berlin 2011, §3.4, Fig. 3.1) for interleaved optimization.
 
 ℓp-MKL with the hinge loss, C = 1, certified relative gap 1e-3, on UCI Letter
 Recognition (A–M vs N–Z, standardized; ``mklopt.datasets.load("letter")``, the

@@ -1,4 +1,4 @@
-"""Table 1 of "Voted Kernel Regularization" (``004_*`` §6) on the UCI sets shipped in mklopt.datasets.
+"""Table 1 of "Voted Kernel Regularization" (Cortes et al., 2015, §6) on the UCI sets shipped in mklopt.datasets.
 
 Data (:mod:`mklopt.datasets`, provenance in ``mklopt/datasets/data/README.md``):
 ``breastcancer`` (UCI Wisconsin original, 699 x 9, 16 missing values imputed by

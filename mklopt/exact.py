@@ -97,7 +97,7 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
         ``"hinge"`` (default), ``"epsilon_insensitive"`` (``epsilon=``),
         ``"squared_error"``, ``"one_class"`` (``nu=``; C must stay 1),
         ``"ovr_hinge"`` (multiclass, shared weights), or a
-        :class:`~mklopt.losses.Loss` object (DESIGN §11).
+        :class:`~mklopt.losses.Loss` object (the Losses page).
     epsilon, nu : float, optional
         Parameters of the ε-insensitive and one-class losses.
     **params

@@ -1,4 +1,4 @@
-"""The certificate's value type: :class:`Certificate` and the relative gap (DESIGN §6).
+"""The certificate's value type: :class:`Certificate` and the relative gap (the Certificates page).
 
 The lowest floor of the result layer: :mod:`mklopt.certificates` computes
 certificates, :mod:`mklopt.results.result` holds them in an :class:`~mklopt.results.result.MKLResult`,
@@ -56,7 +56,7 @@ def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
 
 @dataclass
 class Certificate:
-    """mklopt's own optimality certificate for a candidate (DESIGN §6).
+    """mklopt's own optimality certificate for a candidate (the Certificates page).
 
     When ``feasible``, ``dual <= OPT <= primal`` holds (weak duality);
     ``gap = primal - dual`` and ``rel_gap = gap / max(|primal|, |dual|, 1e-12 min(C, 1) n)``.

@@ -1,4 +1,4 @@
-"""Duality-gap certificates for any MKL candidate (DESIGN §6, §11).
+"""Duality-gap certificates for any MKL candidate (the Certificates and Losses pages).
 
 Given weights :math:`\\mu` and dual coefficients :math:`\\alpha` from *any*
 solver, mklopt computes by itself, for the problem's loss :math:`\\ell`,

@@ -1,4 +1,4 @@
-"""The certificate of a Voted Kernel Regularization candidate (``004_*`` §3, §5.1).
+"""The certificate of a Voted Kernel Regularization candidate (Cortes et al., Voted Kernel Regularization, 2015, §3, §5.1).
 
 For :math:`\\Lambda_k = \\lambda r_k + \\beta` and the margins
 :math:`z_i = y_i\\sum_{k,j}\\alpha_{k,j}y_jK_k(x_i,x_j)`, the primal objective is

@@ -92,7 +92,7 @@ def add_instance_args(sub: argparse.ArgumentParser, *, from_file: bool = False) 
                       "'4/3' and 'inf' work)")
     norm.add_argument("--b", type=block_norm, default=None,
                       help="thesis BLOCK norm b >= 1 instead of --p: b <= 2 means p = b/(2-b); "
-                      "b > 2 needs --formulation lp_block_primal")
+                      "b > 2 only in 'mklopt solve --formulation lp_block_primal'")
 
 
 def open_npz(path: str) -> np.lib.npyio.NpzFile:

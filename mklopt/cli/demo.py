@@ -28,7 +28,7 @@ kernels (linear, quadratic, three RBF widths), C = 100, and these methods:
   l1 cutting plane   SILP outer loop (driver 'cutting_plane', p = 1)
   lp wrapper         analytic wrapper, weight norm p = 4/3 (block norm b = 8/7)
   conv               tail-sum normalization (theta = 2) + l1-MKL (cutting plane)
-  dc                 DC algorithm over H1 (driver 'dca', theta = 2), if installed
+  dc                 DC algorithm over H1 (driver 'dca', theta = 2)
 
 It prints one table (objective = certified primal value, certified relative
 duality gap, weights, test accuracy, time) and writes a PNG of the gap

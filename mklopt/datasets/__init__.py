@@ -1,6 +1,6 @@
 """Small binary classification data sets shipped with mklopt, with their provenance.
 
-The UCI sets of the Voted Kernel Regularization paper's Table 1 (``004_*``)
+The UCI sets of the Voted Kernel Regularization paper's Table 1 (Cortes et al., Voted Kernel Regularization, 2015)
 that can be had offline, as float64 features and +-1 labels::
 
     >>> from mklopt import datasets

@@ -1,4 +1,4 @@
-"""The compiled α-step of interleaved MKL: SMO pair updates at fixed weights (DESIGN §14).
+"""The compiled α-step of interleaved MKL: SMO pair updates at fixed weights (the Large n guide).
 
 At weights μ the SVM dual is :math:`\\max\\, 1^\\top\\alpha - \\tfrac12 (y\\circ\\alpha)^\\top
 K_\\mu (y\\circ\\alpha)` over :math:`0\\le\\alpha\\le C`, :math:`y^\\top\\alpha=0`. With the

@@ -7,7 +7,7 @@ iteration is
 1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt.drivers._smo`, compiled),
    after which the per-kernel gradients are updated from the touched indices only;
 2. the certificate from the gradients alone: :math:`s_m = (y\\circ\\alpha)^\\top g_m`,
-   :math:`f = \\sum_m\\mu_m g_m`, the exact bias (DESIGN §6). When it reaches
+   :math:`f = \\sum_m\\mu_m g_m`, the exact bias (the Certificates page). When it reaches
    ``tol``, the pair is re-certified from the kernels themselves (α projected,
    gradients recomputed exactly) and the loop stops only if that certifies;
 3. a θ-step: for :math:`\\|\\mu\\|_p\\le1`, :math:`1<p<\\infty`, the analytic update

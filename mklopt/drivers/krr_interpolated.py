@@ -1,4 +1,4 @@
-"""The interpolated iterative algorithm for KRR with L2-regularized weights (``002_*``, "Interpolated Step, KRR – L₂ Reg.").
+"""The interpolated iterative algorithm for KRR with L2-regularized weights (Cortes, Mohri and Rostamizadeh, Learning Kernels, ICML 2011 tutorial, "Interpolated Step, KRR – L₂ Reg.").
 
 At the optimum of :math:`\\min_{\\mu\\in\\mathcal M}y^\\top(K_\\mu+\\lambda I)^{-1}y` the weights
 maximize :math:`v^\\top\\mu` over :math:`\\mathcal M` for :math:`v_k=\\alpha^\\top K_k\\alpha`,

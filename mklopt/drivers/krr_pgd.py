@@ -1,4 +1,4 @@
-"""Projected gradient for kernel ridge regression with L2-regularized weights (``002_*``, "Projected Gradient, KRR").
+"""Projected gradient for kernel ridge regression with L2-regularized weights (Cortes, Mohri and Rostamizadeh, Learning Kernels, ICML 2011 tutorial, "Projected Gradient, KRR").
 
 .. math:: \\min_{\\mu\\in\\mathcal M}F(\\mu)=y^\\top(K_\\mu+\\lambda I)^{-1}y,\\qquad
           \\mathcal M=\\{\\mu\\ge0:\\|\\mu-\\mu_0\\|_2\\le\\Lambda\\},\\qquad

@@ -1,4 +1,4 @@
-"""Kernel ridge regression on a learned polynomial combination of kernels, degree 2 (``002_*``, "Polynomial Kernels – KRR").
+"""Kernel ridge regression on a learned polynomial combination of kernels, degree 2 (Cortes, Mohri and Rostamizadeh, Learning Kernels, ICML 2011 tutorial, "Polynomial Kernels – KRR").
 
 Cortes, Mohri & Rostamizadeh (*Learning Non-Linear Combinations of Kernels*, NIPS 2009):
 

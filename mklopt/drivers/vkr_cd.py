@@ -1,4 +1,4 @@
-"""Coordinate descent for Voted Kernel Regularization (``004_*`` §5.2, Appendix C).
+"""Coordinate descent for Voted Kernel Regularization (Cortes et al., Voted Kernel Regularization, 2015, §5.2, Appendix C).
 
 Objective (no bias), with margins :math:`z_i=\\sum_{k,j}\\alpha_{k,j}a_{i,(k,j)}`,
 :math:`a_{i,(k,j)}=y_iy_jK_k(x_i,x_j)` and :math:`\\Lambda_k=\\lambda r_k+\\beta`:

@@ -12,7 +12,7 @@ weights and the normalization constants, never the training kernel stack.
 With ``rank=r`` the training kernels are low-rank factors
 (:meth:`~mklopt.KernelSet.from_data` with ``rank``, Nyström by default) and a
 fitted estimator keeps the fitted approximations and the :math:`R`-vector
-:math:`w = G^\top c` instead (:class:`~mklopt.kernels.out_of_sample.FeatureMap`).
+:math:`w = G^\\top c` instead (:class:`~mklopt.kernels.out_of_sample.FeatureMap`).
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         these loops already at 150 points).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
         or ``"lp_primal"`` when Θ has no closed-form support function.
-        ``"wrapper"``, ``"cutting_plane"``, ``"dca"`` (when installed) or any
+        ``"wrapper"``, ``"cutting_plane"``, ``"dca"`` or any
         registered driver: an outer loop (:func:`mklopt.fit`) with a libsvm
         inner solver, much faster on large ``n``. ``"dca"`` learns over the
         tail-sum class :math:`H_1` (:math:`\\sum_{j>\\theta}\\lambda_j(K_\\mu)\\le1`,
@@ -106,7 +106,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         > 0 shows a progress bar with the certified gap for outer loops.
     rank : int, optional
         Low-rank kernels for large ``n``: each kernel becomes a factor with
-        ``rank`` columns (:math:`K_m\approx G_mG_m^\top`,
+        ``rank`` columns (:math:`K_m\\approx G_mG_m^\\top`,
         ``KernelSet.from_data(X, specs, rank=rank)``), so no n x n matrix is
         formed and the inner SVM is linear; certified for the approximated
         kernels. At most ``n_samples`` (``rank_``). Default: exact kernels.

@@ -1,4 +1,4 @@
-"""scikit-learn estimator for Voted Kernel Regularization (`004_*`): :class:`VKRClassifier`.
+"""scikit-learn estimator for Voted Kernel Regularization (Cortes et al., Voted Kernel Regularization, 2015): :class:`VKRClassifier`.
 
 The hypothesis is :math:`f(x)=\\sum_{k,j}\\alpha_{k,j}\\,y_jK_k(x,x_j)` with one coefficient per
 (kernel, training point), fitted by the VKR LP (``solver="lp"``, :mod:`mklopt.formulations.vkr_lp`)

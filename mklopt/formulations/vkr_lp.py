@@ -1,4 +1,5 @@
-"""Voted Kernel Regularization as a linear program (Cortes, Goyal, Kuznetsov, Mohri; ``004_*`` §3, §5.1).
+"""Voted Kernel Regularization as a linear program (Cortes, Goyal, Kuznetsov
+and Mohri, Voted Kernel Regularization, 2015, §3 and §5.1).
 
 Hypothesis :math:`f(x)=\\sum_{k,j}\\alpha_{k,j}\\,y_j K_k(x,x_j)` (no bias), one coefficient
 per (kernel, training point). With :math:`A\\in\\mathbb{R}^{m\\times Mm}`,
@@ -66,7 +67,7 @@ PENALTIES = ("trace", "polynomial", "local")
 # ----------------------------------------------------------------------- penalties
 def vkr_penalties(kernels, penalty="trace", *, degrees: Sequence[int] | None = None,
                   n_features: int | None = None, r: float | None = None) -> np.ndarray:
-    """Complexity penalties :math:`r_k` of VKR (``004_*`` Lemma 3, Lemma 4, §5.3).
+    """Complexity penalties :math:`r_k` of VKR (Cortes et al., Voted Kernel Regularization, 2015, Lemma 3, Lemma 4, §5.3).
 
     Parameters
     ----------

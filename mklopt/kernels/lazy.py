@@ -1,4 +1,4 @@
-"""Kernels computed on the fly from data: no n × n matrix is ever formed (DESIGN §14).
+"""Kernels computed on the fly from data: no n × n matrix is ever formed (the Large n guide).
 
 A :class:`LazyKernelSet` keeps the data X (n, d) and the kernel specs. A
 column :math:`K_m[:, i]` for every kernel costs one product :math:`X x_i`

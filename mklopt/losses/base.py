@@ -1,6 +1,6 @@
 """The :class:`Loss` interface: everything of an MKL problem that depends on the loss.
 
-Every loss shares one objective (DESIGN §11),
+Every loss shares one objective (the Losses page),
 
 .. math::
 

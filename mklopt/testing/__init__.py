@@ -6,7 +6,7 @@ problems built from datasets shipped with scikit-learn, each with a certified
 optimum (weights, alpha, bias, primal and dual value, relative gap at most
 :data:`CERTIFY_TOL` by mklopt's own certificate) and cross-checks against a
 second formulation and other backends. Instances cover the hinge loss and the
-other losses of DESIGN §11 (ε-insensitive and squared-error regression,
+other losses of the Losses page (ε-insensitive and squared-error regression,
 one-class, one-vs-rest multiclass); a record without a ``loss`` entry is a
 hinge instance.
 

@@ -75,7 +75,7 @@ _HINGE: tuple[dict, ...] = (
 
 _DIABETES_KERNELS = [["linear", {}], _rbf(0.01), _rbf(0.1), _poly(2, 1 / 10)]
 
-#: The losses of DESIGN §11 other than the hinge (labels: standardized targets,
+#: The losses of the Losses page other than the hinge (labels: standardized targets,
 #: class labels, none for one_class).
 _LOSSES: tuple[dict, ...] = (
     {"name": "epsilon_lp43_diabetes", "family": "epsilon-insensitive regression, lp-MKL, p = 4/3",
