@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (check_consistent_length, check_is_fitted, column_or_1d,
+                                      validate_data)
 
 from ..weight_methods import METHODS as WEIGHT_METHODS
 from ..weight_methods import learn_weights
@@ -42,6 +43,7 @@ from ..regularizers import Fixed, LpBall, as_regularizer
 from ..regularizers.sets import Penalty
 from ..results.result import MKLResult, decision_values
 from .kernel_specs import diagonals, resolve_kernel_specs
+from .precomputed import PRECOMPUTED, check_normalization, prediction_stack, training_stack
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
            "check_rank"]
@@ -120,16 +122,49 @@ class MKLEstimatorBase(BaseEstimator):
                 raise InvalidInputError(f"approximation must be one of {APPROXIMATIONS}, "
                                         f"got {self.approximation!r}.")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernels == PRECOMPUTED  # CV slices both sample axes
+        return tags
+
     # --------------------------------------------------------------- fit
+    def _fit_inputs(self, X, y=None, y_numeric: bool = False) -> tuple[np.ndarray, Any]:
+        """``X`` and ``y`` checked: features, or the (M, n, n) stack for ``kernels="precomputed"``."""
+        if self.kernels != PRECOMPUTED:
+            if y is None:
+                return validate_data(self, X, dtype=np.float64), None
+            return validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
+        stack = training_stack(X)
+        check_normalization(self.normalization)
+        if getattr(self, "rank", None) is not None:
+            raise InvalidInputError("rank= builds low-rank factors from features; with "
+                                    "kernels='precomputed' leave rank=None.")
+        if y is not None:
+            y = column_or_1d(y)
+            check_consistent_length(stack[0], y)
+            if y_numeric:
+                y = np.asarray(y, dtype=np.float64)
+        return stack, y
+
+    def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
+        self.kernel_specs_, self.rank_ = None, None
+        ks = KernelSet(stack, names=[f"K{m}" for m in range(stack.shape[0])])
+        return ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
+
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:
         """Resolve the kernel specs and build the normalized training kernels."""
-        if X.shape[0] < 2:
+        n = X.shape[1] if self.kernels == PRECOMPUTED else X.shape[0]
+        if n < 2:
             raise InvalidInputError(
-                f"{type(self).__name__} needs at least 2 training points, got n_samples={X.shape[0]}.")
-        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
+                f"{type(self).__name__} needs at least 2 training points, got n_samples={n}.")
         theta = self.theta if self.normalization == "tail_sum" else None
+        self.driver_ = self._resolve_driver(n)
+        if self.kernels == PRECOMPUTED:
+            ks = self._precomputed_kernels(X, theta)
+            self.kernel_names_ = list(ks.names)
+            return ks
+        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
         rank = getattr(self, "rank", None)
-        self.driver_ = self._resolve_driver(X.shape[0])
         if rank is None and self._on_the_fly(X):
             self.rank_ = None
             ks = KernelSet.from_data(X, self.kernel_specs_, lazy=True, normalization=self.normalization)
@@ -219,7 +254,9 @@ class MKLEstimatorBase(BaseEstimator):
         coefs = [np.atleast_2d(np.asarray(r.dual_coef, dtype=float)) for r in results]
         nonzero = np.any(np.abs(np.vstack(coefs)) > 0, axis=0)
         self.support_ = np.flatnonzero(nonzero)
-        self.support_vectors_ = X[self.support_]
+        self._n_train = kernel_set.n
+        precomputed = self.kernels == PRECOMPUTED  # X is the stack: no feature vectors to keep
+        self.support_vectors_ = np.empty((0, kernel_set.n)) if precomputed else X[self.support_]
         self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
         diag = kernel_set._train_diag
         self._train_diag = None if diag is None else diag[:, self.support_].copy()
@@ -241,11 +278,15 @@ class MKLEstimatorBase(BaseEstimator):
     def _decision(self, X) -> np.ndarray:
         """Decision values: one column per stored problem (or per class of a shared one)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        if getattr(self, "_feature_map", None) is not None:
-            scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
-                      for w, v, b in zip(self._weights, self._primal, self._biases)]
-            return scores[0] if len(scores) == 1 else np.column_stack(scores)
-        T = self._test_kernels(X)
+        if self.kernels == PRECOMPUTED:  # the test kernels against every training point
+            T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
+            T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
+        else:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+            if getattr(self, "_feature_map", None) is not None:
+                scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
+                          for w, v, b in zip(self._weights, self._primal, self._biases)]
+                return scores[0] if len(scores) == 1 else np.column_stack(scores)
+            T = self._test_kernels(X)
         scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
         return scores[0] if len(scores) == 1 else np.column_stack(scores)

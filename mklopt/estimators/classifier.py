@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from .._validation import check_C
 from ..exceptions import InvalidInputError
@@ -36,13 +35,18 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
 
     Parameters
     ----------
-    kernels : list of kernel specs, optional
+    kernels : list of kernel specs or "precomputed", optional
         Each a metric name of :func:`sklearn.metrics.pairwise.pairwise_kernels`
         (``"linear"``), a pair ``(name, params)`` such as
         ``("rbf", {"gamma": 0.1})`` or ``("poly", {"degree": 3})``, or a
         callable ``k(X, Y) -> (n_x, n_y)`` array. ``"gamma": "scale"``
         means :math:`1/(d\\cdot\\operatorname{Var}(X))`. Default
         (``None``): :func:`default_kernels` (linear, quadratic, three RBF widths).
+        ``"precomputed"``: ``X`` is the kernels themselves, shape
+        ``(n_samples, n_samples, M)`` to ``fit`` (or a list of M (n, n) arrays) and
+        ``(n_test, n_train, M)`` to ``predict``; cross-validation slices both sample
+        axes. The normalization must need no :math:`k(x, x)` of test points
+        (not ``"spherical"``), and ``rank`` stays ``None``.
     normalization : {"multiplicative", "trace", "spherical", "tail_sum"} or None, default="multiplicative"
         Applied to the training kernels with :meth:`KernelSet.normalized`
         and to the test kernels with :meth:`KernelSet.transform_test`.
@@ -195,7 +199,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = self._fit_inputs(X, y)
         check_classification_targets(y)
         if self.multiclass not in ("ovr", "shared"):
             raise InvalidInputError(f"multiclass must be 'ovr' or 'shared', got {self.multiclass!r}.")

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import OutlierMixin
-from sklearn.utils.validation import validate_data
 
 from ..losses import as_loss
 from ..regularizers import Regularizer
@@ -28,7 +27,7 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
 
     Parameters
     ----------
-    kernels : list of kernel specs, optional
+    kernels : list of kernel specs or "precomputed", optional
         As in :class:`MKLClassifier` (default: :func:`default_kernels`).
     normalization : {"multiplicative", "trace", "spherical", "tail_sum"} or None, default="multiplicative"
     theta : int, default=2
@@ -80,7 +79,7 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
+        X, _ = self._fit_inputs(X)
         loss = as_loss("one_class", nu=self.nu)
         result, = self._fit_problems(X, lambda kernel_set: [self._solve(kernel_set, None, loss)])
         self.offset_ = -float(result.bias)

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import validate_data
 
 from .._validation import check_C
 from ..exceptions import InvalidInputError
@@ -35,7 +34,7 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
 
     Parameters
     ----------
-    kernels : list of kernel specs, optional
+    kernels : list of kernel specs or "precomputed", optional
         As in :class:`MKLClassifier` (default: :func:`default_kernels`).
     normalization : {"multiplicative", "trace", "spherical", "tail_sum"} or None, default="multiplicative"
         As in :class:`MKLClassifier`.
@@ -120,7 +119,7 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = self._fit_inputs(X, y, y_numeric=True)
         loss = self._make_loss()
         check_C(self.C)
         result, = self._fit_problems(X, lambda kernel_set: [self._solve(kernel_set, y, loss, self.C)])

@@ -1,0 +1,95 @@
+"""Precomputed kernels in the estimators: ``kernels="precomputed"``.
+
+Kernels computed elsewhere (on strings, graphs, sequences, or one per data source) are
+passed as the estimator's ``X``: a training stack of shape ``(n_samples, n_samples, M)``
+to ``fit``, a test stack of shape ``(n_test, n_train, M)`` (each kernel between the test
+points and all training points) to ``predict``. The sample axes come first so that
+scikit-learn's cross-validation, which slices a pairwise ``X`` as
+``X[np.ix_(rows, columns)]``, cuts both of them (the estimators carry the pairwise tag).
+A list of M (n, n) arrays is accepted by ``fit`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidInputError
+
+__all__ = ["PRECOMPUTED", "training_stack", "prediction_stack", "check_normalization"]
+
+#: The value of ``kernels=`` that makes ``X`` the kernels themselves.
+PRECOMPUTED = "precomputed"
+#: Normalizations whose test-time scaling needs only numbers learned in training.
+TRAINING_ONLY_NORMALIZATIONS = (None, "multiplicative", "trace", "tail_sum")
+
+
+def _as_float_array(X: Any, what: str) -> np.ndarray:
+    if isinstance(X, (list, tuple)) and X and all(np.ndim(K) == 2 for K in X):
+        X = np.stack([np.asarray(K) for K in X], axis=-1)  # a list of M (n, n) kernels
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"kernels='precomputed': {what} must be numeric ({exc}).") from None
+    if array.ndim == 2:  # one kernel
+        array = array[:, :, None]
+    if array.ndim != 3 or array.shape[2] < 1:
+        raise InvalidInputError(
+            f"kernels='precomputed': {what} must have shape (n_samples, n_samples, M) (or be a "
+            f"list of M (n, n) arrays), got shape {array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise InvalidInputError(f"kernels='precomputed': {what} hold NaN or infinite values.")
+    return array
+
+
+def training_stack(X: Any) -> np.ndarray:
+    """The training kernels as mklopt's (M, n, n) stack (a copy; ``X`` is not changed).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_samples, M), or a list of M (n, n) arrays
+
+    Returns
+    -------
+    ndarray of shape (M, n, n)
+    """
+    array = _as_float_array(X, "the training kernels")
+    if array.shape[0] != array.shape[1]:
+        raise InvalidInputError(
+            f"kernels='precomputed': the training kernels must be square in their first two "
+            f"axes (n_samples, n_samples, M), got shape {array.shape}.")
+    return np.ascontiguousarray(np.moveaxis(array, 2, 0))
+
+
+def prediction_stack(X: Any, n_train: int, M: int) -> np.ndarray:
+    """The test kernels as an (M, n_test, n_train) stack.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_test, n_train, M)
+        Each kernel between the test points and all training points.
+    n_train, M : int
+        Training points and kernels of the fitted estimator.
+
+    Returns
+    -------
+    ndarray of shape (M, n_test, n_train)
+    """
+    array = _as_float_array(X, "the test kernels")
+    if array.shape[1:] != (n_train, M):
+        raise InvalidInputError(
+            f"kernels='precomputed': the test kernels must have shape (n_test, {n_train}, {M}) "
+            f"(each of the {M} kernels between the test points and the {n_train} training "
+            f"points), got shape {array.shape}.")
+    return np.moveaxis(array, 2, 0)
+
+
+def check_normalization(normalization: str | None) -> None:
+    """Refuse a normalization whose test-time scaling needs :math:`k(x, x)` of test points."""
+    if normalization not in TRAINING_ONLY_NORMALIZATIONS:
+        raise InvalidInputError(
+            f"normalization={normalization!r} divides by k(x, x) of each test point, which a "
+            "precomputed test stack (n_test, n_train, M) does not hold; normalize the kernels "
+            "yourself and pass normalization=None, or use one of "
+            f"{[n for n in TRAINING_ONLY_NORMALIZATIONS if n]} (their scales are learned in training).")

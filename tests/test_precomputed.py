@@ -1,0 +1,129 @@
+"""Issue 36.1: precomputed kernels in every estimator (``kernels="precomputed"``).
+
+X is the kernel stack with the sample axes first: (n, n, M) to fit, (n_test, n_train, M)
+to predict, so scikit-learn's cross-validation slices both sample axes (pairwise tag).
+References: :func:`mklopt.fit` on the same stack, and the estimator on features.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+import mklopt
+from mklopt import InvalidInputError, KernelError, KernelSet
+from mklopt.kernels import kernel_stack
+
+SPECS = [("linear", {}), ("rbf", {"gamma": 0.01}), ("rbf", {"gamma": 0.1})]
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:180]
+    return X, y[:180], np.moveaxis(kernel_stack(X, SPECS), 0, 2)  # (n, n, M)
+
+
+def test_classifier_equals_mklopt_fit_on_the_same_stack(cancer):
+    X, y, K = cancer
+    clf = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(K[:120, :120], y[:120])
+    ks = KernelSet(np.moveaxis(K[:120, :120], 2, 0)).normalized("multiplicative")
+    ref = mklopt.fit(ks, np.where(y[:120] == 1, 1, -1), clf.driver_, p=4 / 3, C=10.0, tol=1e-4)
+    assert clf.result_.status == "converged" and clf.result_.rel_gap <= 1e-4
+    np.testing.assert_allclose(clf.weights_, ref.weights, rtol=0, atol=1e-12)
+    T = ks.transform_test(np.moveaxis(K[120:, :120], 2, 0))
+    np.testing.assert_allclose(clf.decision_function(K[120:, :120]), ref.decision_function(T), atol=1e-9)
+    # and the estimator on the features that built the stack
+    on_features = mklopt.MKLClassifier(kernels=SPECS, p=4 / 3, C=10.0).fit(X[:120], y[:120])
+    np.testing.assert_allclose(clf.decision_function(K[120:, :120]),
+                               on_features.decision_function(X[120:]), atol=1e-9)
+
+
+def test_grid_search_equals_the_same_search_by_hand(cancer):
+    """GridSearchCV slices both sample axes of the stack; each fold is mklopt.fit by hand."""
+    _, y, K = cancer
+    Cs, cv = [0.1, 1.0, 10.0], StratifiedKFold(3)
+    search = GridSearchCV(mklopt.MKLClassifier(kernels="precomputed", p=2.0, driver="wrapper", tol=1e-6),
+                          {"C": Cs}, cv=cv).fit(K, y)
+    by_hand = []
+    for C in Cs:
+        scores = []
+        for train, test in cv.split(K, y):
+            ks = KernelSet(np.moveaxis(K[np.ix_(train, train)], 2, 0)).normalized("multiplicative")
+            res = mklopt.fit(ks, np.where(y[train] == 1, 1, -1), "wrapper", p=2.0, C=C, tol=1e-6)
+            T = ks.transform_test(np.moveaxis(K[np.ix_(test, train)], 2, 0))
+            scores.append(accuracy_score(np.where(y[test] == 1, 1, -1), res.predict(T)))
+        by_hand.append(np.mean(scores))
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], by_hand, rtol=0, atol=1e-12)
+    assert search.best_params_["C"] == Cs[int(np.argmax(by_hand))]
+
+
+def test_regressor_and_one_class_take_precomputed_stacks():
+    X, t = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:150]
+    K = np.moveaxis(kernel_stack(X, SPECS), 0, 2)
+    reg = mklopt.MKLRegressor(kernels="precomputed", p=2.0, C=10.0, epsilon=5.0).fit(K[:100, :100], t[:100])
+    on_features = mklopt.MKLRegressor(kernels=SPECS, p=2.0, C=10.0, epsilon=5.0).fit(X[:100], t[:100])
+    np.testing.assert_allclose(reg.predict(K[100:, :100]), on_features.predict(X[100:]), rtol=0, atol=1e-8)
+    occ = mklopt.MKLOneClass(kernels="precomputed", nu=0.3).fit([K[:100, :100, m] for m in range(3)])
+    ref = mklopt.MKLOneClass(kernels=SPECS, nu=0.3).fit(X[:100])
+    np.testing.assert_allclose(occ.decision_function(K[100:, :100]), ref.decision_function(X[100:]), atol=1e-8)
+    assert occ.support_vectors_.shape == (0, 100)
+
+
+def test_multiclass_one_vs_rest_on_a_precomputed_stack():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    K = np.moveaxis(kernel_stack(X, SPECS[:2]), 0, 2)
+    clf = mklopt.MKLClassifier(kernels="precomputed", p=2.0).fit(K[::2, ::2], y[::2])
+    ref = mklopt.MKLClassifier(kernels=SPECS[:2], p=2.0).fit(X[::2], y[::2])
+    np.testing.assert_array_equal(clf.predict(K[1::2, ::2]), ref.predict(X[1::2]))
+    assert clf.weights_.shape == (3, 2)
+
+
+def _bad(K, y):
+    asym = K.copy()
+    asym[0, 1, 0] += 1.0
+    nan = K.copy()
+    nan[3, 3, 1] = np.nan
+    return [
+        (dict(), K[:, :50], y, InvalidInputError, "square in their first two axes"),
+        (dict(), K[:, :, :0], y, InvalidInputError, r"shape \(n_samples, n_samples, M\)"),
+        (dict(), nan, y, InvalidInputError, "NaN or infinite"),
+        (dict(), asym, y, KernelError, "not symmetric"),
+        (dict(), K, y[:-1], ValueError, "inconsistent numbers of samples"),
+        (dict(normalization="spherical"), K, y, InvalidInputError, "k\\(x, x\\) of each test point"),
+        (dict(rank=5), K, y, InvalidInputError, "leave rank=None"),
+        (dict(), np.array([["a"]]), y[:1], InvalidInputError, "must be numeric"),
+    ]
+
+
+def test_bad_precomputed_input_is_a_clear_error_and_nothing_is_changed(cancer):
+    _, y, K = cancer
+    for params, X, labels, error, match in _bad(K[:60, :60], y[:60]):
+        before = X.copy()
+        with pytest.raises(error, match=match):
+            mklopt.MKLClassifier(kernels="precomputed", **params).fit(X, labels)
+        np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("shape, match", [((20, 59, 3), r"\(n_test, 60, 3\)"),
+                                          ((20, 60, 2), r"\(n_test, 60, 3\)"),
+                                          ((20, 60), r"\(n_test, 60, 3\)")])
+def test_a_test_stack_that_does_not_match_training_is_refused(cancer, shape, match):
+    _, y, K = cancer
+    clf = mklopt.MKLClassifier(kernels="precomputed").fit(K[:60, :60], y[:60])
+    with pytest.raises(InvalidInputError, match=match):
+        clf.predict(np.ones(shape))
+
+
+def test_pairwise_tag_is_set_only_for_precomputed():
+    from sklearn.utils import get_tags
+
+    assert get_tags(mklopt.MKLClassifier(kernels="precomputed")).input_tags.pairwise
+    assert not get_tags(mklopt.MKLClassifier()).input_tags.pairwise
