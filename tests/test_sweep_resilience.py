@@ -43,6 +43,23 @@ def data():
 
 
 @pytest.fixture(scope="module")
+def scheduler():
+    """One running cluster (two single-threaded worker processes) for the tests that do not
+    test starting, losing or stopping workers: each sweep connects to it (``scheduler=``)
+    and leaves it running. The other tests start their own, as a user's sweep does."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+def _on(scheduler: str, argv: list[str]) -> list[str]:
+    """A CLI argv with ``--workers N`` replaced by ``--scheduler`` (the shared cluster)."""
+    at = argv.index("--workers")
+    return argv[:at] + ["--scheduler", scheduler] + argv[at + 2:]
+
+
+@pytest.fixture(scope="module")
 def sequential(data):
     return GridSearchCV(_estimator(), GRID, cv=3).fit(*data)
 
@@ -78,12 +95,13 @@ def _worker_pids() -> list[int]:
 def test_a_worker_killed_mid_sweep_loses_nothing(data, sequential, tmp_path):
     log = tmp_path / "fits.csv"
     killed: list[int] = []
+    others = set(_worker_pids())  # workers of a cluster started before this test: not the sweep's
 
     def kill_one_worker():
         deadline = time.monotonic() + 120
         while _rows(log) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
-        pids = _worker_pids()
+        pids = [pid for pid in _worker_pids() if pid not in others]
         if pids:
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])
@@ -97,13 +115,13 @@ def test_a_worker_killed_mid_sweep_loses_nothing(data, sequential, tmp_path):
     _assert_same_table(result, sequential)
 
 
-def test_resume_runs_only_the_missing_fits(data, sequential, tmp_path):
+def test_resume_runs_only_the_missing_fits(data, sequential, scheduler, tmp_path):
     log = tmp_path / "fits.csv"
-    full = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=2, progress=False, log=log)
+    full = sweep(*data, GRID, estimator=_estimator(), cv=3, scheduler=scheduler, progress=False, log=log)
     lines = log.read_text().splitlines(keepends=True)
     assert lines[0].startswith("# mklopt-sweep-fits") and lines[1].strip() == ",".join(FIT_COLUMNS)
     log.write_text("".join(lines[:2 + 7]) + lines[2 + 7][:10])  # 7 fits kept, one cut short
-    resumed = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=2, progress=False,
+    resumed = sweep(*data, GRID, estimator=_estimator(), cv=3, scheduler=scheduler, progress=False,
                     resume=log)
     assert resumed.n_run == 18 - 7
     assert resumed.cv_results["params"] == full.cv_results["params"]
@@ -114,17 +132,16 @@ def test_resume_runs_only_the_missing_fits(data, sequential, tmp_path):
     assert len(statuses) == 18 and set(statuses) <= {"converged", "optimal"}
 
 
-def test_resume_refuses_the_log_of_another_sweep(data, tmp_path):
+def test_resume_refuses_the_log_of_another_sweep(data, scheduler, tmp_path):
     log = tmp_path / "fits.csv"
-    sweep(*data, {"C": [1.0]}, estimator=_estimator(), cv=2, n_workers=1, progress=False, log=log)
+    on = dict(scheduler=scheduler, progress=False)
+    sweep(*data, {"C": [1.0]}, estimator=_estimator(), cv=2, log=log, **on)
     for grid, cv in (({"C": [10.0]}, 2), ({"C": [1.0]}, 3)):
         with pytest.raises(InvalidInputError, match="another sweep"):
-            sweep(*data, grid, estimator=_estimator(), cv=cv, n_workers=1, progress=False,
-                  resume=log)
+            sweep(*data, grid, estimator=_estimator(), cv=cv, resume=log, **on)
     X, y = data
     with pytest.raises(InvalidInputError, match="another sweep"):
-        sweep(X[:100], y[:100], {"C": [1.0]}, estimator=_estimator(), cv=2, n_workers=1,
-              progress=False, resume=log)
+        sweep(X[:100], y[:100], {"C": [1.0]}, estimator=_estimator(), cv=2, resume=log, **on)
 
 
 def _free_port() -> int:
@@ -175,21 +192,22 @@ def test_all_workers_gone_says_what_is_saved(data, tmp_path):
     assert f": {_rows(log)} fits finished, saved in {log}" in str(info.value)
 
 
-def test_successive_halving(data):
+def test_successive_halving(data, scheduler):
     result = sweep(*data, {"C": [0.1, 1, 10, 100], "p": [1, 2]}, estimator=_estimator(), cv=3,
-                   n_workers=2, progress=False, search="halving")
+                   scheduler=scheduler, progress=False, search="halving")
     assert result.search is not None and result.best_params_ == result.search.best_params_
     assert {"iter", "n_resources", "param_C", "mean_test_score"} <= set(result.rows[0])
     with pytest.raises(InvalidInputError, match="search"):
         sweep(*data, GRID, search="random", progress=False)
 
 
-def test_cli_resume(data, tmp_path, capsys):
+def test_cli_resume(data, scheduler, tmp_path, capsys):
     npz = tmp_path / "Xy.npz"
     np.savez(npz, X=data[0], y=data[1])
     out = tmp_path / "sweep.csv"
     argv = ["sweep", "--data", str(npz), "--C", "0.1,10", "--p", "1", "--cv", "2",
             "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
+    argv = _on(scheduler, argv)
     assert main(argv) == 0
     first = out.read_text()
     log = fits_path(out)
@@ -212,7 +230,7 @@ def _sweep_argv(npz, out) -> list[str]:
             "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
 
 
-def test_cli_interrupted_by_sigint_then_resumed(data, tmp_path):
+def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path):
     """SIGINT to a CLI child after some fits: exit 130, one line; --resume runs only the rest."""
     import subprocess
     import sys
@@ -236,7 +254,7 @@ def test_cli_interrupted_by_sigint_then_resumed(data, tmp_path):
     assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
     assert f"{30 - kept} of 30 fits" in resumed.stdout  # the finished fits were not redone
     assert _rows(log) == 30
-    assert main(_sweep_argv(npz, full)) == 0
+    assert main(_on(scheduler, _sweep_argv(npz, full))) == 0
 
     def scores(path):  # every column but the fit times
         return [line.rsplit(",", 1)[0] for line in path.read_text().splitlines()]
@@ -249,12 +267,13 @@ def test_cli_interrupted_by_sigint_then_resumed(data, tmp_path):
     ("# mklopt-sweep-fits fingerprint=abc fits=4\ncandidate,fold\n", "another format"),
     (None, "damaged at line 3"),
 ])
-def test_resume_of_a_bad_log_is_a_clear_error(data, tmp_path, capsys, content, match):
+def test_resume_of_a_bad_log_is_a_clear_error(data, scheduler, tmp_path, capsys, content, match):
     npz = tmp_path / "Xy.npz"
     np.savez(npz, X=data[0], y=data[1])
     out = tmp_path / "s.csv"
     argv = ["sweep", "--data", str(npz), "--C", "1", "--p", "1", "--cv", "2", "--driver", "wrapper",
             "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
+    argv = _on(scheduler, argv)
     log = fits_path(out)
     if content is None:  # a log of this very sweep whose first row was overwritten
         assert main(argv) == 0

@@ -98,21 +98,30 @@ def refine(data: MKLData, theta: Spectrahedron, certificates: list, limit: float
     The master :math:`\\min_{\\mu\\in\\Theta_c,\\eta}\\eta` over the cuts
     :math:`\\eta\\ge D(\\alpha^r)-\\frac12\\mu^\\top s(\\alpha^r)` is solved by the barrier
     method (:meth:`~mklopt.regularizers.spectrahedron.Spectrahedron.cut_master`), the
-    oracle is libsvm at the master's weights; it stops at the first certificate with
-    rel_gap <= ``limit``. An interior point's answer to the SDP statement is accurate
-    to about its tolerance on these degenerate problems (a weight at zero on the
-    boundary); the cuts from it finish the job.
+    oracle is libsvm at the master's weights. Each step certifies two candidates at the
+    master's weights: libsvm's alpha there, and the cuts' alphas combined by the master's
+    multipliers (what the master's optimum certifies: it closes the gap where the SVM value
+    is not differentiable in the weights and no single SVM's alpha is the saddle point's).
+    It stops at the first certificate with rel_gap <= ``limit``. An interior point's
+    answer to the SDP statement is accurate to about its tolerance on these degenerate
+    problems (a weight at zero on the boundary); the cuts from it finish the job.
     """
     best = min(certificates, key=ranked_gap)
     master = theta.cut_master()
+    alphas = []
     for cert in certificates:
         master.add_cut(cert.gain, cert.s)
+        alphas.append(cert.alpha)
     for _ in range(max_iter):
         if best.consistent() and best.rel_gap <= limit:
             break
-        cert = _svm_certificate(data, theta, master.solve()[0])
+        mu = master.solve()[0]
+        aggregate = certificate(data.kernels, data.y, theta.into_set(mu),
+                                master.multipliers @ np.array(alphas), data.C, theta)
+        cert = _svm_certificate(data, theta, mu)
         master.add_cut(cert.gain, cert.s)
-        best = min(best, cert, key=ranked_gap)
+        alphas.append(cert.alpha)
+        best = min(best, cert, aggregate, key=ranked_gap)
     return best
 
 

@@ -33,6 +33,9 @@ class SpectrahedronMaster:
         self.B = np.tensordot(self.N.T, A, axes=1)
         self.offsets: list[float] = []
         self.terms: list[np.ndarray] = []
+        #: The cuts' multipliers at the last solve (they sum to 1): weights of the cuts'
+        #: alphas in the aggregate dual point the master's optimum certifies.
+        self.multipliers = np.zeros(0)
 
     @property
     def n_cuts(self) -> int:
@@ -51,7 +54,8 @@ class SpectrahedronMaster:
         """``(mu, -inf)``: the last centre's weights (to a relative gap of 1e-9: the next
         weights only need to be good, the certificate of the SVM at them is what counts).
         No master value is reported: the centre's is exact only in exact arithmetic,
-        and the outer loop's recorded bounds must be valid."""
+        and the outer loop's recorded bounds must be valid. :attr:`multipliers` holds
+        the cuts' multipliers at the answer."""
         if not self.offsets:
             raise SolverError("the cutting-plane master has no cut yet.")
         k = self.N.shape[1]
@@ -60,15 +64,16 @@ class SpectrahedronMaster:
         # rows: D_r - s_r'(mu_u + N d)/2 - eta <= 0
         G = np.hstack([-0.5 * S @ self.N, -np.ones((len(S), 1))])
         h = 0.5 * S @ uniform - np.array(self.offsets)
+        start = np.zeros(k + 1)
         B = np.concatenate([self.B, np.zeros((1,) + self.B.shape[1:])])
         f = np.zeros(k + 1)
         f[k] = 1.0
-        start = np.zeros(k + 1)
         start[k] = float(np.max(-h)) + 1.0 + abs(float(np.max(-h)))
         scale = 1.0 + abs(start[k])
         try:
             center = barrier_minimize(f, np.eye(self.B.shape[1]), B, G, h, x0=start, gap=1e-9 * scale)
         except (ValueError, np.linalg.LinAlgError) as exc:
             raise SolverError(f"the spectrahedron master's barrier method failed: {exc}") from None
+        self.multipliers = center.y[: len(S)] / max(float(np.sum(center.y[: len(S)])), 1e-300)
         mu = uniform + self.N @ center.x[:k]
         return mu, -np.inf
