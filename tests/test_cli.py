@@ -100,9 +100,18 @@ def test_verify_certifies_a_solve_result(files, tmp_path, capsys):
     code, out, _ = run(["verify", "--kernels", files["kernels"], "--C", 10,
                         "--candidate", result, "--tol", "1e-6"], capsys)
     assert code == 0 and "CERTIFIED" in out
-    # the same candidate is far from optimal for another weight norm: exit 1
-    code, out, _ = run(["verify", "--kernels", files["kernels"], "--C", 10, "--p", 2,
+    # the saved result carries its weight set: another p contradicts it (as for .npz)
+    code, _, err = run(["verify", "--kernels", files["kernels"], "--C", 10, "--p", 2,
                         "--candidate", result, "--tol", "1e-6"], capsys)
+    assert code == 2 and "contradicts the result's weight set" in err
+    # its weights and alpha as a hand-made candidate are far from optimal for p = 2: exit 1
+    import json
+
+    saved = json.loads(result.read_text())
+    hand_made = tmp_path / "hand.json"
+    hand_made.write_text(json.dumps({"weights": saved["weights"], "alpha": saved["alpha"]}))
+    code, out, _ = run(["verify", "--kernels", files["kernels"], "--C", 10, "--p", 2,
+                        "--candidate", hand_made, "--tol", "1e-6"], capsys)
     assert code == 1 and "NOT CERTIFIED" in out
 
 

@@ -121,6 +121,33 @@ def test_mathjax_is_served_offline(site):
     assert "_static/mathjax/tex-chtml.js" in raw and "cdn.jsdelivr" not in raw
 
 
+def test_the_guide_lists_every_registered_driver():
+    """One source per fact: the driver table of the guide names every registered driver."""
+    from mklopt.drivers import DRIVERS
+
+    table = (REPO / "mklopt" / "_docs" / "pages" / "guide_fitting.md").read_text(encoding="utf-8")
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert set(DRIVERS) <= listed, sorted(set(DRIVERS) - listed)
+
+
+def test_docstrings_hold_no_escape_characters():
+    """A non-raw docstring's ``\\approx`` is a BEL and ``\\top`` a tab (the API page showed
+    "Math input error"): no control character in any docstring, no invalid escape."""
+    import ast
+    import warnings
+
+    for path in (REPO / "mklopt").rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tree = compile(source, str(path), "exec", ast.PyCF_ONLY_AST)  # invalid escapes raise
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False) or ""
+                assert not re.search(r"[\x07\x08\x0b\x0c\t]", doc), f"{path.name}: {getattr(node, 'name', 'module')}"
+
+
 def test_no_checkout_file_names_in_catalogue_citations():
     for page in (REPO / "formulations").glob("*.md"):
         text = page.read_text(encoding="utf-8")

@@ -89,3 +89,9 @@ def test_save_load_verify_agrees_with_the_result(instance, kind, name, loss, p, 
     else:
         expected = 1
     assert code == expected, out
+    # Issue 37.7: the .json file holds the same fields (C, p, loss, tol, fingerprint) and verify
+    # says the same of it (it ignored them: p = 1, C = 1, tol 1e-6).
+    as_json = tmp_path / "result.json"
+    result.save(as_json)
+    assert main(["verify", "--kernels", str(files[loss]), "--candidate", str(as_json)]) == expected
+    assert capsys.readouterr().out == out

@@ -17,7 +17,6 @@ import argparse
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
-from ..results.result_io import atomic_write
 from ._common import (EXIT_FAIL, EXIT_OK, add_instance_args, check_backend_names, check_out,
                       load_instance, loss_options, norm_options)
 from ._parsing import parse_param, positive_float, positive_int, tolerance
@@ -128,9 +127,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_result(result, path: str | Path) -> None:
-    """Write ``result`` atomically: :meth:`MKLResult.save` (``.npz``) or ``result.to_json()``."""
-    target = Path(path)
-    if target.suffix.lower() == ".json":
-        atomic_write(target, lambda handle: handle.write(result.to_json().encode()), OUT_SUFFIXES)
-    else:
-        result.save(target)  # atomic itself (temporary file + os.replace)
+    """Write ``result`` atomically with :meth:`MKLResult.save` (``.npz`` or ``.json``, the same
+    fields: ``mklopt verify`` re-certifies either with the C, p, loss and tol it was solved with)."""
+    result.save(Path(path))  # atomic itself (temporary file + os.replace)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
+from ..results.result_io import is_saved_result
 from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_LOCAL, EXIT_OK, add_instance_args,
                       load_instance, load_npz, loss_options, norm_options, one_line, open_npz)
 from ._parsing import tolerance
@@ -69,20 +70,25 @@ def load_candidate(path: str) -> Any:
     from ..results.result import MKLResult
 
     if path.lower().endswith(".json"):
-        return _load_json(path)
+        data = _load_json(path)
+        return MKLResult.load(path) if is_saved_result(data) else _arrays(data, path)
     with open_npz(path) as data:
         saved = SAVED_RESULT_KEY in data.files
     return MKLResult.load(path) if saved else load_npz(path, ["weights", "alpha"])
 
 
-def _load_json(path: str) -> dict[str, np.ndarray]:
+def _load_json(path: str) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            return json.load(handle)
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or one_line(exc)}.") from None
     except CORRUPT_FILE_ERRORS as exc:
         raise InvalidInputError(f"{path} is not valid JSON ({one_line(exc)}).") from None
+
+
+def _arrays(data: Any, path: str) -> dict[str, np.ndarray]:
+    """The ``weights`` and ``alpha`` of a hand-made JSON candidate."""
     if not isinstance(data, dict):
         raise InvalidInputError(f"{path} must hold a JSON object with 'weights' and 'alpha'.")
     missing = [k for k in ("weights", "alpha") if k not in data]

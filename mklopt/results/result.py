@@ -91,7 +91,8 @@ class MKLResult:
     loss_params: dict = field(default_factory=dict)
 
     def save(self, path) -> None:
-        """Write the result to ``path`` (``.npz``) atomically; see :meth:`load`."""
+        """Write the result to ``path`` (``.npz``, or ``.json`` with arrays as lists) atomically;
+        see :meth:`load`."""
         save_result(self, path)
 
     @classmethod

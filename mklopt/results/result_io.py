@@ -85,17 +85,27 @@ def _meta(result) -> dict:
 
 
 def save_result(result, path) -> None:
-    """Write ``result`` to ``path`` (``.npz``) atomically."""
+    """Write ``result`` to ``path`` atomically: ``.npz``, or ``.json`` (the same fields, arrays as lists)."""
     arrays = {"weights": np.asarray(result.weights, dtype=float),
-              "alpha": np.asarray(result.alpha, dtype=float),
-              "meta": np.frombuffer(json.dumps(_meta(result)).encode(), dtype=np.uint8)}
+              "alpha": np.asarray(result.alpha, dtype=float)}
     if result.dual_coef is not None:
         arrays["dual_coef"] = np.asarray(result.dual_coef, dtype=float)
     if result.classes is not None:
         arrays["classes"] = np.asarray(result.classes)
     if np.ndim(result.bias):  # one offset per class
         arrays["bias"] = np.asarray(result.bias, dtype=float)
+    meta = _meta(result)
+    if str(path).lower().endswith(".json"):
+        text = json.dumps({**meta, **jsonable(arrays)})
+        atomic_write(path, lambda handle: handle.write(text.encode()), (".json",))
+        return
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     atomic_write(path, lambda handle: np.savez(handle, **arrays), (".npz",))
+
+
+def is_saved_result(data: dict) -> bool:
+    """Whether a JSON object is a result written by :func:`save_result` (not hand-made arrays)."""
+    return isinstance(data, dict) and data.get("format") == FORMAT
 
 
 def _float(value) -> float:
@@ -104,7 +114,13 @@ def _float(value) -> float:
 
 def load_result(path) -> dict:
     """The fields of a result written by :func:`save_result` (``MKLResult(**fields)``)."""
-
+    if str(path).lower().endswith(".json"):
+        meta = _read_json(path)
+        arrays = {key: np.asarray(meta[key]) for key in ("weights", "alpha", "dual_coef", "classes")
+                  if meta.get(key) is not None}
+        if isinstance(meta.get("bias"), list):
+            arrays["bias"], meta["bias"] = np.asarray(meta["bias"], dtype=float), None
+        return _fields(meta, arrays, path)
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
@@ -118,11 +134,34 @@ def load_result(path) -> dict:
             "write one with MKLResult.save or 'mklopt solve --out FILE.npz'.")
     try:
         meta = json.loads(arrays["meta"].tobytes().decode())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
+    return _fields(meta, arrays, path)
+
+
+def _read_json(path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise InvalidInputError(f"no such file: {str(path)!r}.") from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{str(path)!r} is not a readable JSON file ({exc}).") from None
+    if not is_saved_result(data):
+        raise InvalidInputError(
+            f"{str(path)!r} is not a saved mklopt result (no 'format': {FORMAT!r}); write one "
+            "with MKLResult.save or 'mklopt solve --out FILE.json'.")
+    return data
+
+
+def _fields(meta: dict, arrays: dict, path) -> dict:
+    """``MKLResult(**fields)`` from a saved result's metadata and arrays."""
+    try:
         if meta.get("format") != FORMAT:
             raise ValueError(f"format {meta.get('format')!r}")
         reg = from_spec(meta["regularizer"]) if meta.get("regularizer") else None
         result = dict(
-            weights=arrays["weights"], alpha=arrays["alpha"],
+            weights=np.asarray(arrays["weights"], dtype=float), alpha=np.asarray(arrays["alpha"], dtype=float),
             bias=arrays["bias"] if meta["bias"] is None else _float(meta["bias"]),
             primal=_float(meta["primal"]), dual=_float(meta["dual"]), gap=_float(meta["gap"]),
             rel_gap=_float(meta["rel_gap"]), status=meta["status"],
