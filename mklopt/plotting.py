@@ -92,7 +92,10 @@ def plot_convergence(results: Any, ax: Any = None, *, tol: float | None = None):
         axes[0].plot(it, gap, **style)
         if len(axes) > 1:
             axes[1].plot(np.maximum(t, 1e-4), gap, **style)
+    from matplotlib.ticker import MaxNLocator
+
     xlabels = ["iteration", "time [s]"]
+    axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))  # no "2.5 iterations"
     if len(axes) > 1:
         _readable_log_axis(axes[1])
     for axis, xlabel in zip(axes, xlabels):
@@ -108,17 +111,44 @@ def plot_convergence(results: Any, ax: Any = None, *, tol: float | None = None):
 
 
 def _readable_log_axis(ax: Any) -> None:
-    """A log x axis labelled at 1, 2 and 5 per decade in plain numbers, minor ticks unlabelled.
+    """A log x axis labelled in plain numbers that never run into each other.
 
     Matplotlib labels the minor ticks of a range shorter than a decade
-    ("2x10^-3 3x10^-3 ..."), and the labels run into each other.
+    ("2x10^-3 3x10^-3 ..."), and 1, 2 and 5 per decade ("0.0020.0050.010.02") crowd a
+    narrow panel: the labels are the densest of 1, 2, 5 per decade, 1 and 3, one per
+    decade, or one every few decades, that keeps a gap between neighbours as drawn;
+    minor ticks unlabelled. Call it after the data are drawn.
     """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+    ax.autoscale_view()
+    low, high = ax.get_xlim()
+    first, last = int(np.floor(np.log10(low))), int(np.ceil(np.log10(high)))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
+    choices = [((1.0, 2.0, 5.0), 1), ((1.0, 3.0), 1)] + [((1.0,), stride) for stride in (1, 2, 3, 5, 10)]
+    for subs, stride in choices:
+        ticks = [m * 10.0 ** k for k in range(first, last + 1) if k % stride == 0 for m in subs]
+        inside = [t for t in ticks if low <= t <= high]
+        if len(inside) < 2:  # a span too short for these labels: take denser ones
+            continue
+        ax.xaxis.set_major_locator(FixedLocator(inside))
+        if not _labels_crowded(ax):
+            break
+    ax.set_xlim(low, high)
+
+
+def _labels_crowded(ax: Any) -> bool:
+    """Whether two neighbouring x tick labels are closer than half a character's width."""
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    left, right = ax.get_window_extent(renderer).x0, ax.get_window_extent(renderer).x1
+    boxes = sorted((label.get_window_extent(renderer) for label in ax.get_xticklabels()
+                    if label.get_text() and label.get_visible()), key=lambda box: box.x0)
+    boxes = [box for box in boxes if box.x1 >= left and box.x0 <= right]
+    margin = 0.5 * max((box.height for box in boxes), default=0.0)
+    return any(a.x1 + margin > b.x0 for a, b in zip(boxes, boxes[1:]))
 
 
 def plot_weights(results: Any, ax: Any = None, *, kernel_names: Sequence[str] | None = None):

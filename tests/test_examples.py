@@ -167,3 +167,44 @@ def test_weight_methods_two_stage_alignment_fails_where_certified_mkl_does_not()
                            methods=("alignf", "l1 MKL (cutting plane)"))
     assert rows["alignf"]["accuracy"] < 0.6 < 0.95 < rows["l1 MKL (cutting plane)"]["accuracy"]
     assert all(r["status"] == "converged" and r["rel_gap"] <= 1e-4 for r in rows.values())
+
+
+@pytest.mark.parametrize("size", [(10, 4), (6.4, 4), (4, 3)])
+def test_convergence_axes_have_readable_ticks(size):
+    """Issue 37.6: log-time labels ran together ("0.0020.0050.010.02") and the iteration
+    axis showed fractional ticks; labels keep a gap at any span and panel width."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from mklopt.plotting import _labels_crowded, _readable_log_axis
+
+    for low, high in [(5e-4, 1.5e-3), (2e-3, 2e-2), (5e-4, 2e-2), (1e-4, 10.0), (1e-4, 1e3)]:
+        fig, axes = plt.subplots(1, 2, figsize=size)
+        axes[1].plot(np.geomspace(low, high, 20), np.geomspace(1, 1e-6, 20))
+        _readable_log_axis(axes[1])
+        assert not _labels_crowded(axes[1]), (size, low, high)
+        shown = [t.get_text() for t in axes[1].get_xticklabels() if t.get_text()]
+        assert len(shown) >= 2 and not any("times" in t or "^" in t for t in shown), shown
+        plt.close(fig)
+
+
+def test_iteration_axis_has_integer_ticks():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import mklopt
+    from mklopt.plotting import plot_convergence
+
+    X = np.random.default_rng(0).standard_normal((30, 2))
+    ks = mklopt.KernelSet.from_data(X, ["linear", ("rbf", {"gamma": 1.0})]).normalized("trace")
+    fig, axes = plot_convergence(mklopt.fit(ks, np.sign(X[:, 0]), "wrapper", p=2, tol=1e-3))
+    fig.canvas.draw()
+    ticks = axes[0].get_xticks()
+    assert np.allclose(ticks, np.round(ticks))
+    plt.close(fig)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from collections.abc import Callable
 
 import numpy as np
@@ -177,5 +178,5 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         if row.get("note"):
             print(f"note ({row['method']}): {row['note']}")
-    print(f"wrote {figure}   (total {time.perf_counter() - start:.1f}s)")
+    print(f"wrote {Path(figure).resolve()}   (total {time.perf_counter() - start:.1f}s)")
     return EXIT_OK
