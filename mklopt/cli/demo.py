@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
