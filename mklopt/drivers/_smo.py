@@ -30,11 +30,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels._compile_lock import locked_cache
 from ..kernels.columns import cached_slot, combined_column
 
 __all__ = ["smo_chunk", "violation"]
 
 
+@locked_cache
 @njit(cache=True)
 def _column(oracle, dots, table, cache, mu, i):
     slot, hit = cached_slot(cache, i)
@@ -44,16 +46,19 @@ def _column(oracle, dots, table, cache, mu, i):
     return column
 
 
+@locked_cache
 @njit(cache=True)
 def _may_rise(y_t, alpha_t, C):
     return alpha_t < C if y_t > 0 else alpha_t > 0.0
 
 
+@locked_cache
 @njit(cache=True)
 def _may_fall(y_t, alpha_t, C):
     return alpha_t > 0.0 if y_t > 0 else alpha_t < C
 
 
+@locked_cache
 @njit(cache=True)
 def _first_index(y, alpha, ghat, C):
     """``(i, F_i, violation)``: the maximal F over indices that may rise, and max F - min F."""
@@ -67,12 +72,14 @@ def _first_index(y, alpha, ghat, C):
     return i, high, high - low
 
 
+@locked_cache
 @njit(cache=True)
 def violation(y, alpha, ghat, C):
     """SMO's optimality measure :math:`\\max_{up}F - \\min_{low}F` at fixed weights."""
     return _first_index(y, alpha, ghat, C)[2]
 
 
+@locked_cache
 @njit(cache=True)
 def _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau):
     j, best = -1, -np.inf
@@ -89,6 +96,7 @@ def _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau):
     return j
 
 
+@locked_cache
 @njit(cache=True)
 def _record(delta, touched, count, t, change):
     if not touched[t]:
@@ -98,6 +106,7 @@ def _record(delta, touched, count, t, change):
     delta[t] += change
 
 
+@locked_cache
 @njit(cache=True)
 def smo_chunk(oracle, dots, table, cache, mu, y, C, alpha, ghat, dmu, delta, touched, count,
               max_pairs, eps, tau=1e-12):

@@ -10,6 +10,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from ._compile_lock import locked_cache
+
 __all__ = ["exp_nonpositive", "as_float", "as_int"]
 
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = HI + LO
@@ -33,12 +35,14 @@ def as_int(typingctx, value):
     return types.int64(types.float64), codegen
 
 
+@locked_cache
 @njit(cache=True, inline="always")
 def _pow2(k):
     """:math:`2^k` for an integral float :math:`k \\in [-1022, 1023]`, from its bits (vectorizes)."""
     return as_float(as_int(k + _MAGIC) << 52)
 
 
+@locked_cache
 @njit(cache=True, inline="always")
 def exp_nonpositive(v):
     """:math:`e^v` for :math:`v \\le 0`, within 2.3e-16 relative of libm, and vectorizable.

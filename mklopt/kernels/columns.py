@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
 from .rbf_table import accumulate_tabulated, table_column
 
@@ -47,6 +48,7 @@ def new_cache(n: int, slots: int) -> tuple:
             np.zeros(3, dtype=np.int64))
 
 
+@locked_cache
 @njit(cache=True)
 def reset_cache(cache) -> None:
     """Forget every column (the weights changed); the hit/miss counters stay."""
@@ -58,6 +60,7 @@ def reset_cache(cache) -> None:
         last[s] = 0
 
 
+@locked_cache
 @njit(cache=True)
 def cached_slot(cache, i):
     """``(slot, hit)``: the slot of column ``i``; on a miss, the least recently used slot (now ``i``'s)."""
@@ -81,6 +84,7 @@ def cached_slot(cache, i):
     return s, False
 
 
+@locked_cache
 @njit(cache=True)
 def _dot_column(oracle, dots, i):
     """:math:`X x_i` from the cache of inner-product columns (LAZY)."""
@@ -98,6 +102,7 @@ _PARALLEL_WORK = 1_000_000
 _FAST = {"nnan", "ninf", "nsz", "contract"}  # no reassociation: the reduction above stays exact
 
 
+@locked_cache
 @njit(cache=True, fastmath=_FAST)
 def _accumulate(oracle, m, i, dot, weight, out, start, stop):
     """``out[t] += weight * K_m[t, i]`` for t in [start, stop), from the inner products ``dot`` (LAZY)."""
@@ -119,6 +124,7 @@ def _accumulate(oracle, m, i, dot, weight, out, start, stop):
             out[t] += factor * row[t] * (gamma * (dot[t] + shift[t] + shift_i) + coef0) ** degree
 
 
+@locked_cache
 @njit(cache=True)
 def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
     """``out (+)= weight * K_m[:, i]`` (LAZY)."""
@@ -127,6 +133,7 @@ def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
     _accumulate(oracle, m, i, dot, weight, out, 0, dot.shape[0])
 
 
+@locked_cache
 @njit(cache=True, parallel=True)
 def _combined_lazy(oracle, mu, i, dot, out, skip):
     """``out += K_mu[:, i]`` on the fly, the points in blocks of 4096 over the cores."""
@@ -138,6 +145,7 @@ def _combined_lazy(oracle, mu, i, dot, out, skip):
                 _accumulate(oracle, m, i, dot, mu[m], out, start, stop)
 
 
+@locked_cache
 @njit(cache=True)
 def combined_column(oracle, dots, table, mu, i, out):
     """``out = K_mu[:, i]`` from the kernels with non-zero weight.
@@ -176,6 +184,7 @@ def combined_column(oracle, dots, table, mu, i, out):
                     out[t] += w * stack[m, i, t]
 
 
+@locked_cache
 @njit(cache=True, parallel=True)
 def _add_lazy(oracle, index, delta, dots_block, G, skip):
     """``G[m] += sum_k delta[k] K_m[:, index[k]]`` from the block's inner products, kernels over the cores."""
@@ -186,6 +195,7 @@ def _add_lazy(oracle, index, delta, dots_block, G, skip):
             _map_kernel(oracle, m, index[k], dots_block[k], delta[k], G[m], True)
 
 
+@locked_cache
 @njit(cache=True, parallel=True)
 def _add_dense(stack, index, delta, G):
     """``G[m] += sum_k delta[k] K_m[index[k]]`` (rows: the kernels are symmetric), kernels over
@@ -198,6 +208,7 @@ def _add_dense(stack, index, delta, G):
                     G[m, t] += w * stack[m, index[k], t]
 
 
+@locked_cache
 @njit(cache=True)
 def add_columns(oracle, dots, index, delta, G, ktable):
     """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
@@ -229,6 +240,7 @@ def add_columns(oracle, dots, index, delta, G, ktable):
         _add_dense(stack, index, delta, G)
 
 
+@locked_cache
 @njit(cache=True)
 def kernel_entries(oracle, dots, rows, i, out):
     """``out[m, k] = K_m[rows[k], i]`` for every kernel m."""

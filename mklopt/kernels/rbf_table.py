@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._compile_lock import locked_cache
 from ._fastexp import as_int, exp_nonpositive
 
 __all__ = ["rbf_table", "fill_table", "table_column", "NO_TABLE", "kernel_table", "NO_KERNEL_TABLE",
@@ -61,6 +62,7 @@ def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray) -> tuple:
     return tabulated, spec, knots, np.zeros(knots.size), np.zeros(knots.size)
 
 
+@locked_cache
 @njit(cache=True)
 def fill_table(oracle, mu, table):
     """Tabulate :math:`\\varphi_\\mu` and :math:`\\varphi_\\mu'` for the weights ``mu``."""
@@ -83,6 +85,7 @@ def fill_table(oracle, mu, table):
             slopes[k] -= gamma * e
 
 
+@locked_cache
 @njit(cache=True, inline="always")
 def _hermite(D, knots, low, last):
     """Cell ``k`` of ``D`` (``D >= knots[0]``) and the cubic Hermite weights of
@@ -95,6 +98,7 @@ def _hermite(D, knots, low, last):
     return k, 2.0 * s3 - 3.0 * s2 + 1.0, (s3 - 2.0 * s2 + s) * h, 3.0 * s2 - 2.0 * s3, (s3 - s2) * h
 
 
+@locked_cache
 @njit(cache=True)
 def table_column(oracle, table, i, dot, out):
     """``out = phi_mu(D[:, i])`` by cubic Hermite interpolation (exactly ``phi_mu(0)`` at t = i)."""
@@ -136,6 +140,7 @@ NO_KERNEL_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zer
                    np.zeros((0, 0)), np.zeros((2, 0)))
 
 
+@locked_cache
 @njit(cache=True, parallel=True, fastmath={"nnan", "ninf", "nsz", "contract"})
 def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
     """``G[m] += sum_k delta[k] K_m[:, index[k]]`` for the tabulated kernels, by interpolation.

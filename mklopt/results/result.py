@@ -20,6 +20,10 @@ __all__ = ["Certificate", "MKLResult", "relative_gap", "objective_scale", "ranke
 class MKLResult:
     """Result of :func:`mklopt.solve` or :func:`mklopt.fit`.
 
+    ``mklopt.certify(kernels, y, weights, alpha, C=C, regularizer=regularizer)``
+    reproduces ``primal``, ``dual``, ``gap`` and ``rel_gap``; :meth:`save` and
+    :meth:`load` round-trip everything needed to re-certify and to predict.
+
     Attributes
     ----------
     weights : ndarray (M,)
@@ -58,10 +62,6 @@ class MKLResult:
         The loss's name (``"hinge"``, ``"epsilon_insensitive"``, ...).
     loss_params : dict
         Its parameters (``epsilon``, ``nu``).
-
-    ``certify(kernels, y, weights, alpha, C=C, regularizer=regularizer)``
-    reproduces ``primal``, ``dual``, ``gap`` and ``rel_gap``; :meth:`save` /
-    :meth:`load` round-trip everything needed to re-certify and to predict.
     """
 
     weights: np.ndarray

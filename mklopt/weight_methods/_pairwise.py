@@ -19,9 +19,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..kernels._compile_lock import locked_cache
+
 __all__ = ["pairwise_simplex_qp"]
 
 
+@locked_cache
 @njit(cache=True)
 def _descend(K, s, a, r, c, group, n_groups, x, tol, max_steps):  # pragma: no cover (compiled)
     n = x.size
