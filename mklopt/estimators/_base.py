@@ -122,15 +122,18 @@ class MKLEstimatorBase(BaseEstimator):
                 raise InvalidInputError(f"approximation must be one of {APPROXIMATIONS}, "
                                         f"got {self.approximation!r}.")
 
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernels, str) and self.kernels == PRECOMPUTED
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernels == PRECOMPUTED  # CV slices both sample axes
+        tags.input_tags.pairwise = self._precomputed()  # CV slices both sample axes
         return tags
 
     # --------------------------------------------------------------- fit
     def _fit_inputs(self, X, y=None, y_numeric: bool = False) -> tuple[np.ndarray, Any]:
         """``X`` and ``y`` checked: features, or the (M, n, n) stack for ``kernels="precomputed"``."""
-        if self.kernels != PRECOMPUTED:
+        if not self._precomputed():
             if y is None:
                 return validate_data(self, X, dtype=np.float64), None
             return validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
@@ -153,13 +156,13 @@ class MKLEstimatorBase(BaseEstimator):
 
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:
         """Resolve the kernel specs and build the normalized training kernels."""
-        n = X.shape[1] if self.kernels == PRECOMPUTED else X.shape[0]
+        n = X.shape[1] if self._precomputed() else X.shape[0]
         if n < 2:
             raise InvalidInputError(
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={n}.")
         theta = self.theta if self.normalization == "tail_sum" else None
         self.driver_ = self._resolve_driver(n)
-        if self.kernels == PRECOMPUTED:
+        if self._precomputed():
             ks = self._precomputed_kernels(X, theta)
             self.kernel_names_ = list(ks.names)
             return ks
@@ -255,7 +258,7 @@ class MKLEstimatorBase(BaseEstimator):
         nonzero = np.any(np.abs(np.vstack(coefs)) > 0, axis=0)
         self.support_ = np.flatnonzero(nonzero)
         self._n_train = kernel_set.n
-        precomputed = self.kernels == PRECOMPUTED  # X is the stack: no feature vectors to keep
+        precomputed = self._precomputed()  # X is the stack: no feature vectors to keep
         self.support_vectors_ = np.empty((0, kernel_set.n)) if precomputed else X[self.support_]
         self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
         diag = kernel_set._train_diag
@@ -278,7 +281,7 @@ class MKLEstimatorBase(BaseEstimator):
     def _decision(self, X) -> np.ndarray:
         """Decision values: one column per stored problem (or per class of a shared one)."""
         check_is_fitted(self)
-        if self.kernels == PRECOMPUTED:  # the test kernels against every training point
+        if self._precomputed():  # the test kernels against every training point
             T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
             T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
         else:
