@@ -131,10 +131,12 @@ class MKLEstimatorBase(BaseEstimator):
         return tags
 
     # --------------------------------------------------------------- fit
-    def _fit_inputs(self, X, y=None, y_numeric: bool = False) -> tuple[np.ndarray, Any]:
+    def _fit_inputs(self, X, y=None, y_numeric: bool = False, needs_y: bool = True) -> tuple[np.ndarray, Any]:
         """``X`` and ``y`` checked: features, or the (M, n, n) stack for ``kernels="precomputed"``."""
+        if needs_y and y is None:
+            raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         if not self._precomputed():
-            if y is None:
+            if not needs_y:
                 return validate_data(self, X, dtype=np.float64), None
             return validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
         stack = training_stack(X)
@@ -142,7 +144,7 @@ class MKLEstimatorBase(BaseEstimator):
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
                                     "kernels='precomputed' leave rank=None.")
-        if y is not None:
+        if needs_y:
             y = column_or_1d(y)
             check_consistent_length(stack[0], y)
             if y_numeric:

@@ -79,7 +79,7 @@ class MKLOneClass(OutlierMixin, MKLEstimatorBase):
         -------
         self
         """
-        X, _ = self._fit_inputs(X)
+        X, _ = self._fit_inputs(X, needs_y=False)
         loss = as_loss("one_class", nu=self.nu)
         result, = self._fit_problems(X, lambda kernel_set: [self._solve(kernel_set, None, loss)])
         self.offset_ = -float(result.bias)
