@@ -19,7 +19,7 @@ __all__ = ["solve", "fit", "prepare", "gap_tolerance", "FitSettings", "prepare_f
 
 def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0,
         regularizer: Regularizer | None = None, tol: float = 1e-4, max_iter: int | None = None,
-        time_limit: float | None = None, inner: Any = "libsvm", backend: Any = None,
+        time_limit: float | None = None, inner: Any = "smo", backend: Any = None,
         callback=None, progress: bool = False, loss="hinge", epsilon: float | None = None,
         nu: float | None = None, **params) -> MKLResult:
     """Run an outer loop until its certified relative gap is below ``tol``.
@@ -38,7 +38,7 @@ def fit(kernels, y, driver: str | None = None, *, C: float = 1.0, p: float = 1.0
         Iteration cap, a positive integer (default 1000; 5000 for the wrapper at p = 1).
     time_limit : float, optional
         Seconds (positive), honoured to within one iteration.
-    inner : {"libsvm", "cvxpy"} or callable
+    inner : {"smo", "libsvm", "cvxpy"} or callable
         Inner SVM solver (``inner(weights) -> alpha``); "cvxpy" uses ``backend``.
     callback : callable, optional
         ``callback(record)`` after every iteration; return False to stop.

@@ -39,7 +39,8 @@ def installed(tmp_path_factory):
     """(python of a fresh venv with the built wheel installed, its bin folder, dist folder)."""
     base = tmp_path_factory.mktemp("release")
     dist = base / "dist"
-    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)], cwd=base)
+    # the build tools come with the test extra (no isolated build environment to download)
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(ROOT)], cwd=base)
     wheel = next(dist.glob("mklopt-*.whl"))
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
@@ -49,10 +50,18 @@ def installed(tmp_path_factory):
     return python, venv / "bin", dist
 
 
-def _env(bin_folder: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+@pytest.fixture(scope="module")
+def numba_cache(tmp_path_factory) -> Path:
+    """A user cache folder for numba, shared by this module's runs (compiled once)."""
+    return tmp_path_factory.mktemp("numba-cache")
+
+
+def _env(bin_folder: Path, numba_cache: Path | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "NUMBA_CACHE"))}
     env["PATH"] = f"{bin_folder}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
+    if numba_cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(numba_cache)
     return env
 
 
@@ -95,9 +104,30 @@ def test_every_module_imports_outside_the_checkout(installed, tmp_path):
     assert text.strip() == f"mklopt {version('mklopt')}"
 
 
-def test_demo_solve_and_verify_from_the_installed_wheel(installed, tmp_path):
+def test_compiled_code_caches_outside_the_installed_package(installed, numba_cache, tmp_path):
+    """The chunking core and the pairwise solver compile and cache in a user cache folder.
+
+    An installed package folder is often not writable (a system or shared
+    environment); numba then caches in ``NUMBA_CACHE_DIR`` (or its user-wide
+    cache). Here the cache is sent to a fresh user folder and must be written there.
+    """
     python, bin_folder, _ = installed
-    env = _env(bin_folder)
+    cache = numba_cache
+    env = _env(bin_folder, cache)
+    code = ("import numpy as np, mklopt\n"
+            "rng = np.random.default_rng(0); X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0])\n"
+            "ks = mklopt.KernelSet.from_data(X, [('rbf', {'gamma': g}) for g in (0.1, 1.0)], lazy=True)\n"
+            "r = mklopt.fit(ks, y, 'chunking', C=1, p=2, tol=1e-5)\n"
+            "w = mklopt.learn_weights(ks.dense().K, y, 'easymkl')\n"
+            "print(r.status, r.rel_gap, w.sum())")
+    out = _run([str(python), "-c", code], cwd=tmp_path, env=env).stdout.split()
+    assert out[0] == "converged" and float(out[1]) <= 1e-5 and abs(float(out[2]) - 1) < 1e-9
+    assert list(cache.rglob("*.nbi")), "numba did not cache in NUMBA_CACHE_DIR"
+
+
+def test_demo_solve_and_verify_from_the_installed_wheel(installed, numba_cache, tmp_path):
+    python, bin_folder, _ = installed
+    env = _env(bin_folder, numba_cache)
     demo = _run([str(bin_folder / "mklopt"), "demo"], cwd=tmp_path, env=env)
     assert "rel_gap" in demo.stdout and (tmp_path / "mklopt_demo_convergence.png").is_file()
     code = ("import numpy as np; from sklearn.datasets import load_breast_cancer\n"
@@ -112,22 +142,3 @@ def test_demo_solve_and_verify_from_the_installed_wheel(installed, tmp_path):
     assert "CERTIFIED" in verify.stdout and "NOT CERTIFIED" not in verify.stdout
 
 
-def test_compiled_code_caches_outside_the_installed_package(installed, tmp_path):
-    """The chunking core and the pairwise solver compile and cache in a user cache folder.
-
-    An installed package folder is often not writable (a system or shared
-    environment); numba then caches in ``NUMBA_CACHE_DIR`` (or its user-wide
-    cache). Here the cache is sent to a fresh user folder and must be written there.
-    """
-    python, bin_folder, _ = installed
-    cache = tmp_path / "numba-cache"
-    env = {**_env(bin_folder), "NUMBA_CACHE_DIR": str(cache)}
-    code = ("import numpy as np, mklopt\n"
-            "rng = np.random.default_rng(0); X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0])\n"
-            "ks = mklopt.KernelSet.from_data(X, [('rbf', {'gamma': g}) for g in (0.1, 1.0)], lazy=True)\n"
-            "r = mklopt.fit(ks, y, 'chunking', C=1, p=2, tol=1e-5)\n"
-            "w = mklopt.learn_weights(ks.dense().K, y, 'easymkl')\n"
-            "print(r.status, r.rel_gap, w.sum())")
-    out = _run([str(python), "-c", code], cwd=tmp_path, env=env).stdout.split()
-    assert out[0] == "converged" and float(out[1]) <= 1e-5 and abs(float(out[2]) - 1) < 1e-9
-    assert list(cache.rglob("*.nbi")), "numba did not cache in NUMBA_CACHE_DIR"

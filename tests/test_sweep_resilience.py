@@ -225,8 +225,11 @@ def test_cli_resume(data, scheduler, tmp_path, capsys):
     assert "no log" in capsys.readouterr().err
 
 
+FITS = 3 * 2 * 3  # the grid of _sweep_argv times its folds
+
+
 def _sweep_argv(npz, out) -> list[str]:
-    return ["sweep", "--data", str(npz), "--C", "0.01,0.1,1,10,100", "--p", "1,2", "--cv", "3",
+    return ["sweep", "--data", str(npz), "--C", "0.1,1,10", "--p", "1,2", "--cv", "3",
             "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
 
 
@@ -249,11 +252,11 @@ def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path):
     assert child.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines()[-1] == "mklopt sweep: interrupted"
     kept = _rows(log)
-    assert 3 <= kept < 30 and not out.exists()
+    assert 3 <= kept < FITS and not out.exists()
     resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
-    assert f"{30 - kept} of 30 fits" in resumed.stdout  # the finished fits were not redone
-    assert _rows(log) == 30
+    assert f"{FITS - kept} of {FITS} fits" in resumed.stdout  # the finished fits were not redone
+    assert _rows(log) == FITS
     assert main(_on(scheduler, _sweep_argv(npz, full))) == 0
 
     def scores(path):  # every column but the fit times

@@ -45,7 +45,7 @@ class CuttingPlane(Driver):
     name = "cutting_plane"
     options = {"max_cuts": Integer(1), "master": Choice(("exact", "taylor"))}
 
-    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+    def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  max_cuts: int = 200, master: str = "exact", master_backend=None,
                  init_weights=None) -> None:
         super().__init__(data)

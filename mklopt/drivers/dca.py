@@ -47,7 +47,7 @@ from .wrapper import Wrapper
 
 __all__ = ["DCA"]
 
-_WRAPPER_ALIASES = ("libsvm", "cvxpy")
+_WRAPPER_ALIASES = ("smo", "libsvm", "cvxpy")
 
 
 class ExactSubproblem:
@@ -100,8 +100,8 @@ class DCA(Driver):
     theta : int
         Tail-sum cutoff :math:`\\theta\\ge0` (``theta=0`` is trace-constrained
         ℓ1-MKL, solved in one step).
-    inner : {"exact", "wrapper", "libsvm", "cvxpy"}, default "exact"
-        Subproblem solver. ``"libsvm"``/``"cvxpy"`` (the SVM solver names
+    inner : {"exact", "wrapper", "smo", "libsvm", "cvxpy"}, default "exact"
+        Subproblem solver. ``"smo"``/``"libsvm"``/``"cvxpy"`` (the SVM solver names
         :func:`mklopt.fit` passes by default) mean ``"wrapper"`` with that SVM.
     tol : float
         Stop when the relative objective decrease
@@ -110,8 +110,8 @@ class DCA(Driver):
         :math:`\\le` ``tol``.
     backend : str, optional
         Conic backend of the exact subproblem, or of the ``"cvxpy"`` SVM.
-    svm : {"libsvm", "cvxpy"} or callable, optional
-        SVM solver of the wrapper (default ``"libsvm"``).
+    svm : {"smo", "libsvm", "cvxpy"} or callable, optional
+        SVM solver of the wrapper (default ``"smo"``).
     inner_tol : float, optional
         Subproblem accuracy: backend tolerance for ``"exact"`` (default
         1e-8), certified relative gap for ``"wrapper"`` (default
@@ -215,7 +215,7 @@ def _make_subproblem(data: MKLData, theta: int, inner, svm, backend, tol: float,
         return ExactSubproblem(data, theta, backend, 1e-8 if inner_tol is None else inner_tol)
     if inner == "wrapper":
         sub_tol = max(0.1 * tol, 1e-7) if inner_tol is None else inner_tol
-        return WrapperSubproblem(data, svm or "libsvm", backend, sub_tol, inner_max_iter)
+        return WrapperSubproblem(data, svm or "smo", backend, sub_tol, inner_max_iter)
     raise InvalidInputError(
         f"unknown dca inner solver {inner!r}; use 'exact' (dc_subproblem on a conic backend) "
-        "or 'wrapper' (with svm='libsvm' or 'cvxpy').")
+        "or 'wrapper' (with svm='smo', 'libsvm' or 'cvxpy').")

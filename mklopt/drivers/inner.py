@@ -1,6 +1,10 @@
 """Inner SVM solvers for the outer loops: the SVM dual on a fixed :math:`K_\\mu`.
 
-* ``"libsvm"`` (default): the loss's fast solver on the precomputed
+* ``"smo"`` (default): mklopt's compiled SMO on :math:`K_\\mu`, warm-started from the
+  previous iterate and as precise as the outer gap needs
+  (:class:`~mklopt.drivers.smo_inner.SmoInner`; hinge, ε-insensitive, one-class and
+  one-vs-rest hinge). Other losses get ``"libsvm"``.
+* ``"libsvm"``: the loss's fast solver on the precomputed
   :math:`K_\\mu` (scikit-learn ``SVC``, ``SVR``, ``OneClassSVM``; a linear solve
   for the squared loss; ``"cvxpy"`` for a loss that has none). SMO
   stops on a KKT violation of ``eps``; mklopt starts at ``eps = 0.1 * tol``
@@ -130,19 +134,28 @@ INNER_SOLVERS = {"libsvm": LibsvmInner, "cvxpy": CvxpyInner}
 
 
 def make_inner(name, data: MKLData, tol: float, backend=None):
-    """Inner solver by name, or a user callable ``inner(weights) -> alpha``."""
+    """Inner solver by name, or a user callable ``inner(weights) -> alpha``.
+
+    ``"smo"`` (the default) is :class:`~mklopt.drivers.smo_inner.SmoInner` for a loss
+    with an SMO form and ``"libsvm"`` otherwise (the squared loss's linear solve; a
+    user loss without a fast solver gets ``"cvxpy"``).
+    """
     if callable(name) and not isinstance(name, str):
         return name
-    if getattr(data.kernels, "factored", False) and name in ("libsvm", "liblinear"):
+    if getattr(data.kernels, "factored", False) and name in ("smo", "libsvm", "liblinear"):
         if data.loss.name == "hinge":  # a linear SVM on the scaled factors
             from .linear_inner import LinearInner
 
             return LinearInner(data, tol, backend)
         return CvxpyInner(data, tol, backend)
-    if name == "libsvm":
+    if name == "smo" and data.loss.smo_forms(data.y, data.C) is not None:
+        from .smo_inner import SmoInner
+
+        return SmoInner(data, tol, backend=backend)
+    if name in ("smo", "libsvm"):
         if not data.loss.has_fast_inner:  # a user loss without one: the generic CVXPY solver
             return CvxpyInner(data, tol, backend)
         return LibsvmInner(data, tol, backend=backend)
     if name == "cvxpy":
         return CvxpyInner(data, tol, backend)
-    raise InvalidInputError(f"unknown inner solver {name!r}; use 'libsvm', 'cvxpy' or a callable.")
+    raise InvalidInputError(f"unknown inner solver {name!r}; use 'smo', 'libsvm', 'cvxpy' or a callable.")

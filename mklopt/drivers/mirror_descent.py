@@ -41,7 +41,7 @@ class MirrorDescent(Driver):
 
     name = "mirror_descent"
 
-    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+    def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  init_weights=None) -> None:
         super().__init__(data)
         reg = data.regularizer

@@ -59,7 +59,7 @@ class Newton(Driver):
 
     name = "newton"
 
-    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+    def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  init_weights=None) -> None:
         super().__init__(data)
         reg = data.regularizer

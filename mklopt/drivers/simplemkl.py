@@ -91,7 +91,7 @@ class SimpleMKL(Driver):
     ----------
     data : MKLData
         Weight set: the ℓ1 ball only (``p=1``, the default); any loss.
-    inner : {"libsvm", "cvxpy"} or callable
+    inner : {"smo", "libsvm", "cvxpy"} or callable
         SVM solver at fixed weights (:func:`~mklopt.drivers.inner.make_inner`).
     tol : float
         Target certified relative gap (the stop test of :func:`~mklopt.drivers.base.run`).
@@ -107,7 +107,7 @@ class SimpleMKL(Driver):
     name = "simplemkl"
     options = {"line_search_tol": Real(0, 1, open="low")}
 
-    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+    def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  line_search_tol: float = 0.1, init_weights=None) -> None:
         super().__init__(data)
         reg = data.regularizer

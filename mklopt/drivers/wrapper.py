@@ -23,7 +23,7 @@ from .inner import make_inner
 class Wrapper(Driver):
     name = "wrapper"
 
-    def __init__(self, data: MKLData, *, inner="libsvm", tol: float = 1e-4, backend=None,
+    def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  init_weights=None) -> None:
         super().__init__(data)
         self.tol = tol

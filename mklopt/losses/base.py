@@ -133,6 +133,15 @@ class Loss:
         """Solve the single-kernel problem on ``K``: ``(alpha, stopped_at_budget)``."""
         raise NotImplementedError(f"loss {self.name!r} has no fast inner solver; use inner='cvxpy'.")
 
+    def smo_forms(self, y: np.ndarray, C: float) -> list | None:
+        """The dual at fixed weights as SMO problems (:class:`~mklopt.losses.smo_form.SmoForm`,
+        one per output), or None when the loss has none (the default)."""
+        return None
+
+    def smo_alpha(self, betas: list, y: np.ndarray) -> np.ndarray:
+        """The loss's ``alpha`` from the SMO variables of :meth:`smo_forms`."""
+        return betas[0] if len(betas) == 1 else np.stack(betas)
+
     # ----------------------------------------------------------- predict
     def predict(self, decision: np.ndarray, classes: np.ndarray | None) -> np.ndarray:
         """Predictions from decision values (default: the decision values)."""

@@ -22,6 +22,7 @@ from ._offset import minimize_piecewise_linear
 from ._projection import project_box_hyperplane
 from .base import DualPart, Loss, PrimalPart
 from .libsvm import run_libsvm
+from .smo_form import SmoForm
 
 __all__ = ["EpsilonInsensitive"]
 
@@ -87,3 +88,13 @@ class EpsilonInsensitive(Loss):
         alpha = np.zeros(y.size)
         alpha[svr.support_] = svr.dual_coef_[0]
         return alpha, hit
+
+    def smo_forms(self, y, C):
+        """:math:`\\beta = (\\alpha^+, \\alpha^-)` on the same points, :math:`s = (1, -1)`,
+        :math:`p = (\\epsilon - y, \\epsilon + y)`, :math:`u = C`; :math:`\\alpha = \\alpha^+ - \\alpha^-`."""
+        n = y.size
+        return [SmoForm.build(np.tile(np.arange(n), 2), np.repeat([1.0, -1.0], n),
+                              np.concatenate((self.epsilon - y, self.epsilon + y)), C, 0.0)]
+
+    def smo_alpha(self, betas, y):
+        return betas[0][:y.size] - betas[0][y.size:]

@@ -18,6 +18,7 @@ import numpy as np
 from .._validation import check_labels
 from ._projection import project_box_hyperplane
 from .base import DualPart, Loss, PrimalPart
+from .smo_form import SmoForm
 
 __all__ = ["Hinge", "project_alpha", "best_bias", "hinge_sum", "fit_svc"]
 
@@ -64,6 +65,11 @@ def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     flat = cand[h <= hmin + 1e-12 * max(1.0, abs(hmin))]
     b = 0.5 * (float(flat[0]) + float(flat[-1]))
     return b, hinge_sum(f, y, b)
+
+
+def hinge_form(y: np.ndarray, C: float) -> SmoForm:
+    """The SVM dual as an SMO problem: :math:`\\beta = \\alpha`, :math:`s = y`, :math:`p = -1`, :math:`u = C`."""
+    return SmoForm.build(np.arange(y.size), y, -1.0, C, 0.0)
 
 
 def fit_svc(K: np.ndarray, y: np.ndarray, C: float, eps: float, max_iter: int):
@@ -118,6 +124,9 @@ class Hinge(Loss):
 
     def fit_inner(self, K, y, C, eps, max_iter):
         return fit_svc(K, y, C, eps, max_iter)
+
+    def smo_forms(self, y, C):
+        return [hinge_form(y, C)]
 
     def predict(self, decision, classes):
         classes = classes if classes is not None else np.array([-1, 1])

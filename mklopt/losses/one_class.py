@@ -24,6 +24,7 @@ from ._offset import minimize_piecewise_linear
 from ._projection import project_box_hyperplane
 from .base import DualPart, Loss, PrimalPart
 from .libsvm import run_libsvm
+from .smo_form import SmoForm
 
 __all__ = ["OneClass"]
 
@@ -93,6 +94,11 @@ class OneClass(Loss):
         alpha = np.zeros(y.size)
         alpha[model.support_] = model.dual_coef_[0] / (self.nu * y.size)
         return alpha, hit
+
+    def smo_forms(self, y, C):
+        """:math:`s = 1`, :math:`p = 0`, :math:`u = 1/(\\nu n)`, from the feasible :math:`\\alpha = 1/n`."""
+        n = y.size
+        return [SmoForm.build(np.arange(n), 1.0, 0.0, self._upper(n), 1.0 / n)]
 
     def predict(self, decision, classes):
         return np.where(decision >= 0, 1, -1)

@@ -22,7 +22,7 @@ import numpy as np
 from .._validation import check_class_labels
 from ..exceptions import InvalidInputError
 from .base import DualPart, Loss, PrimalPart
-from .hinge import best_bias, fit_svc, project_alpha
+from .hinge import best_bias, fit_svc, hinge_form, project_alpha
 
 __all__ = ["OvrHinge"]
 
@@ -75,6 +75,9 @@ class OvrHinge(Loss):
     def fit_inner(self, K, y, C, eps, max_iter):
         fits = [fit_svc(K, yt, C, eps, max_iter) for yt in y]
         return np.stack([a for a, _ in fits]), any(hit for _, hit in fits)
+
+    def smo_forms(self, y, C):
+        return [hinge_form(yt, C) for yt in y]
 
     def predict(self, decision, classes):
         return classes[np.argmax(decision, axis=1)]

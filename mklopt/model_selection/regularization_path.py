@@ -70,7 +70,7 @@ def path(kernels, y, driver: str | None = None, *, Cs: Sequence[float] | None = 
     fixed = {k: options.pop(k) for k in ("regularizer", "loss", "epsilon", "nu") if k in options}
     loss = as_loss(fixed.get("loss", "hinge"), epsilon=fixed.get("epsilon"), nu=fixed.get("nu"))
     settings = FitSettings(driver, options.pop("tol", 1e-4), options.pop("max_iter", None),
-                           options.pop("time_limit", None), options.pop("inner", "libsvm"),
+                           options.pop("time_limit", None), options.pop("inner", "smo"),
                            options.pop("backend", None), options.pop("callback", None),
                            options.pop("progress", False), options)
     data, classes, settings = prepare_fit(
