@@ -18,7 +18,7 @@ from pathlib import Path
 
 from numba.core.registry import CPUDispatcher
 
-from mklopt.kernels._compile_lock import LOCK_NAME, _LockedFunctionCache
+from mklopt.kernels._compile_lock import LOCK_NAME, _LockedFunctionCache, compiled_sources_digest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mklopt"
 
@@ -40,6 +40,21 @@ def test_every_cached_compiled_function_has_the_locked_cache():
     assert found >= 20
 
 
+def test_a_cached_function_is_stale_when_any_compiled_source_changes():
+    """The stamp of every cache holds the digest of all compiled sources (callees in other
+    files included): the SMO core inlines kernels/columns.py's functions."""
+    import hashlib
+
+    from mklopt.drivers._smo import smo_chunk
+
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if b"cache=True" in path.read_bytes():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    assert compiled_sources_digest() == digest.hexdigest()
+    assert smo_chunk._cache._cache_file._source_stamp[-1] == digest.hexdigest()
+
+
 def test_two_processes_compiling_at_once_both_succeed(tmp_path):
     """A cold cache, two processes compiling different signatures of one locked function."""
     source = tmp_path / "twice.py"
@@ -56,3 +71,9 @@ def test_two_processes_compiling_at_once_both_succeed(tmp_path):
     assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in outs]
     assert [out.strip() for out, _ in outs] == ["42", "42.0"]
     assert list((tmp_path / "cache").rglob(LOCK_NAME))
+    data = [p.name for p in (tmp_path / "cache").rglob("*.nbc")]
+    # one file per signature, named by it (never numba's running number)
+    assert len(data) == 2 and not any(re.search(r"\.\d+\.nbc$", name) for name in data), data
+    again = subprocess.run([sys.executable, str(source), "4", "float"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert again.stdout.strip() == "8.0" and len(list((tmp_path / "cache").rglob("*.nbc"))) == 2

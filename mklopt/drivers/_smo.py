@@ -19,10 +19,8 @@ accumulated in ``delta`` over the touched indices so that the per-kernel
 gradients can be brought up to date once per chunk
 (:func:`mklopt.kernels.columns.add_columns`).
 
-Developers: numba caches compiled code in ``__pycache__`` and does not
-recompile a cached function when a jitted function it calls changes in
-*another* file. After editing ``mklopt/kernels/columns.py``, ``rbf_table.py``
-or ``_fastexp.py``, delete ``mklopt/**/__pycache__/*.nbi`` and ``*.nbc``.
+The on-disk cache of compiled code is invalidated when any mklopt file with compiled
+functions changes (:mod:`mklopt.kernels._compile_lock`), not only this one.
 """
 
 from __future__ import annotations

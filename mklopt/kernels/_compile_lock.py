@@ -7,15 +7,26 @@ write their machine code under one name, and a later load runs code built for ot
 argument types: a segmentation fault. :func:`locked_cache` gives a compiled function a
 cache whose reads and writes take an inter-process file lock in the cache folder, so
 each write sees the index the previous one left.
+
+numba also judges a cached function fresh by its own source file only: machine code
+that inlined a compiled function of another file outlives a change there (an upgrade in
+place, an edit in a checkout) and can crash. The locked cache's stamp therefore also
+holds a digest of every mklopt source file with compiled functions, and each entry's
+machine code is stored under a name derived from its signature, never a running number
+that an entry of another signature or an older source could hold.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import os
+import pickle
 from collections.abc import Iterator
+from pathlib import Path
 
-from numba.core.caching import FunctionCache
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
 try:
     import fcntl
@@ -41,8 +52,41 @@ def _locked(folder: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@functools.lru_cache(maxsize=1)
+def compiled_sources_digest() -> str:
+    """SHA-256 of every mklopt source file that defines a cached compiled function."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parents[1].rglob("*.py")):
+        text = path.read_bytes()
+        if b"cache=True" in text:
+            digest.update(path.name.encode() + b"\0" + text)
+    return digest.hexdigest()
+
+
+class _KeyNamedCacheFile(IndexDataCacheFile):
+    """numba's index and data files, each entry's data file named by a hash of its key."""
+
+    def save(self, key, data):
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            tag = hashlib.sha256(pickle.dumps((key, self._source_stamp))).hexdigest()[:20]
+            name = self._data_name_pattern.replace("{number:d}", tag)
+        self._save_data(name, data)  # the data first: an index never names missing code
+        overloads[key] = name
+        self._save_index(overloads)
+
+
 class _LockedFunctionCache(FunctionCache):
-    """numba's function cache with every load and save under the folder's file lock."""
+    """numba's function cache with every load and save under the folder's file lock, fresh
+    only while its own file and every other compiled source are unchanged."""
+
+    def __init__(self, py_func) -> None:
+        super().__init__(py_func)
+        old = self._cache_file
+        self._cache_file = _KeyNamedCacheFile(
+            cache_path=old._cache_path, filename_base=old._index_name[:-len(".nbi")],
+            source_stamp=(*old._source_stamp, compiled_sources_digest()))
 
     def load_overload(self, sig, target_context):
         with _locked(self._cache_path):

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
+from ._memory import check_stack_fits
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
 __all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
@@ -139,6 +140,7 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
         )
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
+    check_stack_fits(len(specs), X.shape[0], Y.shape[0])
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
     same = Y is X
     Xc, Yc = centred(X, None if same else Y)
