@@ -19,7 +19,7 @@ from .model_selection import path
 from .estimators import MKLClassifier, MKLOneClass, MKLRegressor, VKRClassifier
 from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
                          SolverError)
-from .kernels import KernelSet, kernel_stack
+from .kernels import KernelSet, ViewKernel, kernel_stack, views
 from .losses import Loss
 from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, GroupSimplex, LpBall,
                            NonIsotropic, Regularizer, Spectrahedron, VKRPenalty, WeightedL1,
@@ -65,7 +65,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "MKLResult",
+    "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "views", "ViewKernel", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "block_from_weight_norm", "weight_from_block_norm",
     "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",

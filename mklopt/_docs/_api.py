@@ -16,7 +16,7 @@ from collections.abc import Sequence
 #: (title, module, names or None for the module's public classes and functions).
 SECTIONS: list[tuple[str, str, Sequence[str] | None]] = [
     ("Solve, fit and certify", "mklopt", ["solve", "fit", "path", "certify", "available_backends"]),
-    ("Kernels", "mklopt", ["KernelSet", "kernel_stack"]),
+    ("Kernels", "mklopt", ["KernelSet", "kernel_stack", "views", "ViewKernel"]),
     ("Kernels as low-rank factors", "mklopt.kernels", ["FactorKernelSet", "TestFactors"]),
     ("Weight sets (regularizers)", "mklopt",
      ["Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic", "ConstraintSet",

@@ -168,7 +168,7 @@ class MKLEstimatorBase(BaseEstimator):
             ks = self._precomputed_kernels(X, theta)
             self.kernel_names_ = list(ks.names)
             return ks
-        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X)
+        self.kernel_specs_ = resolve_kernel_specs(self.kernels, X, getattr(self, "feature_names_in_", None))
         rank = getattr(self, "rank", None)
         if rank is None and self._on_the_fly(X):
             self.rank_ = None

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ..kernels import kernel_stack
+from ..kernels.views import ViewKernel
 
 __all__ = ["default_kernels", "resolve_kernel_specs", "diagonals"]
 
@@ -46,7 +47,8 @@ def _scale_gamma(X: np.ndarray) -> float:
     return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
 
 
-def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray) -> list:
+def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray,
+                         feature_names: Sequence[str] | None = None) -> list:
     """Kernel specs with data-dependent values filled in.
 
     ``None`` gives :func:`default_kernels`; a ``"gamma": "scale"`` entry in a
@@ -58,6 +60,9 @@ def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray) -> list:
         Metric names, ``(name, params)`` pairs or callables ``k(X, Y)``.
     X : ndarray of shape (n_samples, n_features)
         Training features.
+    feature_names : sequence of str, optional
+        Column names (a DataFrame's), for :class:`~mklopt.kernels.views.ViewKernel` specs
+        that name their columns; views get integer columns and their own ``"scale"``.
 
     Returns
     -------
@@ -72,7 +77,8 @@ def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray) -> list:
     specs = list(kernels)
     if not specs:
         raise InvalidInputError("kernels is empty; give at least one spec, e.g. [('rbf', {'gamma': 0.1})].")
-    return [_resolve_one(spec, gamma) for spec in specs]
+    return [spec.resolved(X, feature_names) if isinstance(spec, ViewKernel) else _resolve_one(spec, gamma)
+            for spec in specs]
 
 
 def _is_pair(spec: Any) -> bool:

@@ -8,6 +8,7 @@
 * :mod:`~mklopt.kernels.lazy` — :class:`LazyKernelSet`, kernels computed on the fly
   from data, column by column (:mod:`~mklopt.kernels.columns`: compiled column oracles).
 * :mod:`~mklopt.kernels.construct` — :func:`kernel_stack` from features and specs.
+* :mod:`~mklopt.kernels.views` — :class:`ViewKernel`, :func:`views`: kernels on groups of columns.
 * :mod:`~mklopt.kernels.spectra` — :func:`top_eigenvalues`, :func:`tail_sum`.
 * :mod:`~mklopt.kernels.products` — :func:`quadratic_terms`, the per-iteration pass.
 
@@ -28,8 +29,9 @@ from .lazy import LazyKernelSet
 from .products import quadratic_terms
 from .spectra import eigh as _eigh
 from .spectra import tail_sum, top_eigenvalues
+from .views import ViewKernel, views
 
 _spec_name = spec_name  # former private name
 
 __all__ = ["KernelSet", "FactorKernelSet", "LazyKernelSet", "TestFactors", "kernel_stack", "tail_sum", "top_eigenvalues", "quadratic_terms",
-           "NORMALIZATIONS", "PSD_CHECKS", "KernelSpec", "eigsh"]
+           "NORMALIZATIONS", "PSD_CHECKS", "KernelSpec", "eigsh", "ViewKernel", "views"]

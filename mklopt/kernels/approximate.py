@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
-from .construct import KernelSpec, _parse_spec, spec_name
+from .construct import KernelSpec, _is_view, _parse_spec, spec_name
 from .rounding import SHIFT_INVARIANT
 
 __all__ = ["APPROXIMATIONS", "approximate_factors"]
@@ -62,7 +62,22 @@ def _centred(transformer: Any, spec: KernelSpec, approximation: str) -> Any:
 
 
 def _final(transformer: Any) -> Any:
-    return transformer[-1] if hasattr(transformer, "steps") else transformer
+    while hasattr(transformer, "steps"):
+        transformer = transformer[-1]
+    return transformer
+
+
+def _factor_map(spec: KernelSpec, d: int, rank: int, approximation: str, random_state: int) -> Any:
+    """The feature map of one spec; a :class:`~mklopt.kernels.views.ViewKernel` maps its columns."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    inner = spec.spec if _is_view(spec) else spec
+    transformer = _centred(_transformer(inner, rank, approximation, random_state), inner, approximation)
+    if not _is_view(spec):
+        return transformer
+    select = FunctionTransformer(np.take, kw_args={"indices": spec.index(d), "axis": 1})
+    return Pipeline([("view", select), ("map", transformer)])
 
 
 #: Landmark-kernel eigenvalues below this fraction of the largest are rounding noise.
@@ -120,8 +135,8 @@ def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
                           "samples rank landmarks among them.")
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
-    transformers = [_centred(_transformer(s, int(rank), approximation, random_state), s,
-                             approximation).fit(X) for s in specs]
+    transformers = [_factor_map(s, X.shape[1], int(rank), approximation, random_state).fit(X)
+                    for s in specs]
     for t in transformers:
         if hasattr(_final(t), "normalization_"):
             _reveal_rank(_final(t))

@@ -46,8 +46,11 @@ def psd_by_construction(spec: KernelSpec) -> bool:
     with an integer ``degree >= 1``, ``gamma > 0`` and ``coef0 >= 0`` (a sum of
     powers of the linear kernel with non-negative coefficients). Not: ``sigmoid``
     (indefinite in general), ``additive_chi2`` (conditionally negative definite),
-    a polynomial with ``coef0 < 0``, or any callable (user code keeps the screen).
+    a polynomial with ``coef0 < 0``, or any callable (user code keeps the screen). A
+    :class:`~mklopt.kernels.views.ViewKernel` is judged by its spec.
     """
+    if _is_view(spec):
+        return psd_by_construction(spec.spec)
     try:
         metric, params = _parse_spec(spec)
     except KernelError:
@@ -76,6 +79,8 @@ def trusted_spec(spec: KernelSpec, X: np.ndarray | DataScales) -> bool:
     """
     if not psd_by_construction(spec):
         return False
+    if _is_view(spec):  # judged on its own columns
+        return not isinstance(X, DataScales) and trusted_spec(spec.spec, np.asarray(X)[:, spec.index(X.shape[1])])
     metric, params = _parse_spec(spec)
     scales = X if isinstance(X, DataScales) else DataScales.of(X)
     if params.get("gamma") == "scale":
@@ -191,6 +196,11 @@ def _check_params(metric: Any, params: dict) -> None:
                           f"got {degree!r}.")
     if not _is_real(coef0):
         raise KernelError(f"kernel spec ({metric!r}, ...): coef0 must be a finite number, got {coef0!r}.")
+
+
+def _is_view(spec: KernelSpec) -> bool:
+    """A :class:`~mklopt.kernels.views.ViewKernel` (duck-typed: views.py imports this module)."""
+    return callable(spec) and hasattr(spec, "spec") and hasattr(spec, "index")
 
 
 def _is_real(value: Any) -> bool:
