@@ -21,12 +21,16 @@ for the SimpleMKL paper's table, ``bupa`` (Liver Disorders, 345 x 6) and
 a stand-in for the paper's ``ocr49`` - a different data set, never to be
 reported under that name. The data are the UCI repository's (CC BY 4.0;
 :data:`DATASETS` has each set's citation and licence).
+
+One multi-view set: UCI Multiple Features (:func:`load_mfeat`, 2,000 digits in six views,
+:mod:`mklopt.datasets.multiview`), for kernels on views (:func:`mklopt.views`).
 """
 
 from .catalog import DATASETS, DatasetInfo, describe
 from .loaders import (Dataset, load, load_breastcancer, load_bupa, load_diabetes, load_digits49,
                       load_german, load_ionosphere, load_sonar)
+from .multiview import MFEAT_VIEWS, MultiView, load_mfeat
 
 __all__ = ["DATASETS", "DatasetInfo", "Dataset", "describe", "load", "load_breastcancer",
            "load_diabetes", "load_ionosphere", "load_german", "load_bupa", "load_sonar",
-           "load_digits49"]
+           "load_digits49", "MultiView", "load_mfeat", "MFEAT_VIEWS"]
