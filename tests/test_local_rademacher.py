@@ -193,8 +193,8 @@ def test_exact_and_wrapper_reach_the_same_fixed_point(problem, dca_runs):
     assert _rel(wrap.primal, exact.primal) <= 1e-4
     for record in wrap.history:
         assert record["tail_sum"] <= 1 + 1e-8
-    default = mklopt.fit(ks, y, "dca", theta=2, C=C, max_iter=1)  # fit's inner="libsvm" = wrapper
-    assert default.backend == "wrapper/libsvm" and default.status == "max_iter"
+    default = mklopt.fit(ks, y, "dca", theta=2, C=C, max_iter=1)  # fit's inner="smo" = wrapper
+    assert default.backend == "wrapper/smo" and default.status == "max_iter"
 
 
 @pytest.mark.parametrize("backend", SOCP_BACKENDS)

@@ -12,8 +12,8 @@ from mklopt.drivers.simplemkl import SimpleMKL, descent_direction, max_step
 from mklopt.exceptions import InvalidInputError
 from mklopt.testing import reference_instances
 
-#: Inner solvers that can certify rel_gap 1e-6: libsvm, and interior-point QP backends.
-INNERS = ["libsvm", *(f"cvxpy:{b}" for b in capable_backends("QP") if accuracy(b, "QP") <= 1e-8)]
+#: Inner solvers that can certify rel_gap 1e-6: the compiled SMO, libsvm, and interior-point QP backends.
+INNERS = ["smo", "libsvm", *(f"cvxpy:{b}" for b in capable_backends("QP") if accuracy(b, "QP") <= 1e-8)]
 
 
 def _inner(spec: str) -> dict:
