@@ -31,16 +31,20 @@ def cancer():
 def test_classifier_equals_mklopt_fit_on_the_same_stack(cancer):
     X, y, K = cancer
     clf = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(K[:120, :120], y[:120])
-    ks = KernelSet(np.moveaxis(K[:120, :120], 2, 0)).normalized("multiplicative")
+    # the stack exactly as the estimator receives it (a C-ordered (M, n, n) copy of X)
+    ks = KernelSet(np.ascontiguousarray(np.moveaxis(K[:120, :120], 2, 0))).normalized("multiplicative")
     ref = mklopt.fit(ks, np.where(y[:120] == 1, 1, -1), clf.driver_, p=4 / 3, C=10.0, tol=1e-4)
     assert clf.result_.status == "converged" and clf.result_.rel_gap <= 1e-4
     np.testing.assert_allclose(clf.weights_, ref.weights, rtol=0, atol=1e-12)
     T = ks.transform_test(np.moveaxis(K[120:, :120], 2, 0))
     np.testing.assert_allclose(clf.decision_function(K[120:, :120]), ref.decision_function(T), atol=1e-9)
-    # and the estimator on the features that built the stack
+    # and the estimator on the features that built the stack (bit for bit: from_data's training
+    # kernels, kernel_stack's test kernels, as the estimator on features computes them)
+    train = np.moveaxis(KernelSet.from_data(X[:120], SPECS).K, 0, 2)
+    test = np.moveaxis(kernel_stack(X[120:], SPECS, X[:120]), 0, 2)
+    same = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(train, y[:120])
     on_features = mklopt.MKLClassifier(kernels=SPECS, p=4 / 3, C=10.0).fit(X[:120], y[:120])
-    np.testing.assert_allclose(clf.decision_function(K[120:, :120]),
-                               on_features.decision_function(X[120:]), atol=1e-9)
+    np.testing.assert_allclose(same.decision_function(test), on_features.decision_function(X[120:]), atol=1e-9)
 
 
 def test_grid_search_equals_the_same_search_by_hand(cancer):
@@ -65,7 +69,10 @@ def test_grid_search_equals_the_same_search_by_hand(cancer):
 def test_regressor_and_one_class_take_precomputed_stacks():
     X, t = load_diabetes(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:150]
-    K = np.moveaxis(kernel_stack(X, SPECS), 0, 2)
+    # the training stack exactly as the estimator on features builds it, the test kernels as it does
+    K = np.zeros((150, 100, len(SPECS)))
+    K[:100] = np.moveaxis(KernelSet.from_data(X[:100], SPECS).K, 0, 2)
+    K[100:] = np.moveaxis(kernel_stack(X[100:], SPECS, X[:100]), 0, 2)
     reg = mklopt.MKLRegressor(kernels="precomputed", p=2.0, C=10.0, epsilon=5.0).fit(K[:100, :100], t[:100])
     on_features = mklopt.MKLRegressor(kernels=SPECS, p=2.0, C=10.0, epsilon=5.0).fit(X[:100], t[:100])
     np.testing.assert_allclose(reg.predict(K[100:, :100]), on_features.predict(X[100:]), rtol=0, atol=1e-8)
