@@ -45,10 +45,15 @@ import numpy as np
 TOL, C = 1e-3, 1.0
 
 
-def letter(n: int) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=1)
+def _letter() -> tuple[np.ndarray, np.ndarray]:
     from mklopt.datasets import load
 
-    X, y = load("letter", return_X_y=True)
+    return load("letter", return_X_y=True)
+
+
+def letter(n: int) -> tuple[np.ndarray, np.ndarray]:
+    X, y = _letter()
     X, y = X[:n], y[:n].astype(float)
     return (X - X.mean(axis=0)) / X.std(axis=0), y
 

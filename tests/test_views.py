@@ -89,12 +89,76 @@ def test_bad_views_are_one_line_kernel_errors(columns, match):
     assert "\n" not in str(caught.value)
 
 
-def test_unknown_column_name_and_lazy_views_are_refused():
+def test_unknown_column_name_and_callable_views_on_the_fly_are_refused():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(7)])
     with pytest.raises(KernelError, match="no column named 'g1'"):
         MKLClassifier(kernels=views({"a": ["f0", "g1"]}, "linear")).fit(frame, y)
     with pytest.raises(KernelError, match="cannot be computed on the fly"):
-        mklopt.KernelSet.from_data(X, views({"a": [0, 1]}, "linear"), lazy=True)
+        mklopt.KernelSet.from_data(X, views({"a": [0, 1]}, lambda A, B: A @ B.T), lazy=True)
     with pytest.raises(KernelError, match="non-empty mapping"):
         views({}, "linear")
+
+
+#: Views of different widths, overlapping, far from the origin; RBF kernels on two views
+#: and a plain spec over all columns (its own view) beside them.
+LAZY_SPECS = views({"a": [0, 1, 2], "b": slice(3, 7), "ab": [1, 2, 3]},
+                   ["linear", ("rbf", {"gamma": 0.2}), ("rbf", {"gamma": "scale"})]) + [("rbf", {"gamma": 0.05})]
+
+
+def _dense_twin(lazy):
+    return mklopt.KernelSet.from_data(X, lazy.specs, normalization=lazy.normalization)
+
+
+@pytest.mark.parametrize("normalization", [None, "trace", "spherical"])
+def test_views_on_the_fly_equal_the_dense_views(normalization):
+    from mklopt.kernels.columns import kernel_entries, new_cache, oracle_of, product_length
+
+    lazy = mklopt.KernelSet.from_data(X, LAZY_SPECS, lazy=True, normalization=normalization)
+    dense = _dense_twin(lazy)
+    assert lazy.names == dense.names
+    oracle = oracle_of(lazy)
+    dots, out = new_cache(product_length(oracle), 2), np.empty((lazy.M, lazy.n))
+    scale = np.abs(dense.K).max(axis=(1, 2))
+    for i in (0, 13, lazy.n - 1):
+        kernel_entries(oracle, dots, np.arange(lazy.n), i, out)
+        np.testing.assert_array_less(np.abs(out - dense.K[:, :, i]).max(axis=1), 1e-12 * scale)
+    np.testing.assert_allclose(lazy.diagonals(), np.einsum("mii->mi", dense.K), rtol=1e-12)
+    coef = RNG.standard_normal(lazy.n)
+    np.testing.assert_allclose(lazy.products(coef)[1], np.einsum("mij,j->mi", dense.K, coef),
+                               rtol=1e-10, atol=1e-10 * scale.max() * np.abs(coef).sum())
+    T = RNG.standard_normal((5, 7)) + 40.0
+    raw, train = kernel_stack(T, lazy.specs, X), kernel_stack(X, lazy.specs)
+    if normalization == "trace":
+        raw /= np.einsum("mii->m", train)[:, None, None]
+    elif normalization == "spherical":
+        test_diag = np.einsum("mii->mi", kernel_stack(T, lazy.specs))
+        raw /= np.sqrt(test_diag[:, :, None] * np.einsum("mii->mi", train)[:, None, :])
+    np.testing.assert_allclose(lazy.test_kernels(T), raw, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("p", [1.0, 4 / 3])
+def test_chunking_on_views_on_the_fly_certifies_the_dense_views_optimum(p):
+    lazy = mklopt.KernelSet.from_data(X, LAZY_SPECS, lazy=True, normalization="trace")
+    on_the_fly = mklopt.fit(lazy, y, "chunking", C=10.0, p=p, tol=1e-6)
+    dense = mklopt.fit(_dense_twin(lazy), y, "chunking", C=10.0, p=p, tol=1e-6)
+    assert on_the_fly.status == dense.status == "converged"
+    assert max(on_the_fly.dual, dense.dual) <= min(on_the_fly.primal, dense.primal) * (1 + 1e-12)
+    assert abs(on_the_fly.primal - dense.primal) <= 1e-6 * dense.primal
+
+
+def test_an_estimator_computes_views_on_the_fly_at_scale(monkeypatch):
+    import mklopt.estimators._base as base
+
+    built = []
+    from_data = base.KernelSet.from_data
+    monkeypatch.setattr(base.KernelSet, "from_data",
+                        lambda *a, **k: built.append(k.get("lazy", False)) or from_data(*a, **k))
+    specs = views({"a": [0, 1, 2], "b": [3, 4, 5, 6]}, [("rbf", {"gamma": "scale"}), "linear"])
+    monkeypatch.setattr(base, "LAZY_STACK_BYTES", 0)  # every stack counts as too large
+    clf = MKLClassifier(kernels=specs, driver="chunking", normalization="trace", C=10.0).fit(X, y)
+    monkeypatch.setattr(base, "LAZY_STACK_BYTES", 2**62)
+    reference = clone(clf).fit(X, y)
+    assert built == [True, False]
+    np.testing.assert_allclose(clf.decision_function(X), reference.decision_function(X),
+                               rtol=1e-4, atol=1e-4)

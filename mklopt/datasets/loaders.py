@@ -8,6 +8,8 @@ fields. ``digits49`` is built from scikit-learn's digits instead.
 from __future__ import annotations
 
 import gzip
+import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,11 +50,16 @@ class Dataset:
         return int(self.imputed.sum())
 
 
+#: An empty field of a CSV line (a missing value): at the start, between commas or at the end.
+_EMPTY_FIELD = re.compile(r"^(?=,)|(?<=,)(?=,|$)", re.MULTILINE)
+
+
 def read_csv(path: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Features (NaN where empty), labels and feature names of a shipped CSV."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         header = handle.readline().strip().split(",")
-        table = np.genfromtxt(handle, delimiter=",", dtype=np.float64)
+        body = _EMPTY_FIELD.sub("nan", handle.read())  # numpy's C reader then parses it
+    table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
     return table[:, :-1], table[:, -1].astype(int), header[:-1]
 
 

@@ -32,7 +32,8 @@ from .._options import Integer, Real, Vector
 from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
-from ..kernels.columns import LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of, reset_cache
+from ..kernels.columns import (LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of,
+                               product_length, reset_cache)
 from ..kernels.rbf_table import NO_KERNEL_TABLE, NO_TABLE, fill_table, kernel_table, rbf_table
 from ..regularizers import LpBall
 from ..results.result import Certificate
@@ -82,7 +83,8 @@ class Chunking(Driver):
         self.tol = tol
         self.Q = _check_Q(Q, n)
         self.oracle = oracle_of(data.kernels)
-        self.dots, self.cache = _caches(data.kernels, cache_mb, self.oracle[0] == LAZY, self.Q)
+        views = product_length(self.oracle) // n if self.oracle[0] == LAZY else 0
+        self.dots, self.cache = _caches(data.kernels, cache_mb, views, self.Q)
         self.table = _table(self.oracle)
         self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
             self.table, self.oracle[8][:, 0], self.oracle[10])
@@ -227,33 +229,42 @@ def _check_Q(Q, n: int) -> int:
     return int(Q)
 
 
-def _caches(kernels, cache_mb, lazy: bool, Q: int) -> tuple[tuple, tuple]:
+def _caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
     """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes.
 
     K_mu columns live only while the weights are fixed (one chunk: at most 2Q
-    indices), so they get 2Q + 2 slots; on the fly the inner products
-    :math:`X x_i`, valid for the whole run, get the rest.
+    indices), so they get 2Q + 2 slots; on the fly (``views`` > 0: the number of
+    views, 1 without them) the inner products :math:`X x_i`, valid for the whole
+    run, get the rest: one product column of every view per point.
     """
     if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
             or not math.isfinite(cache_mb) or cache_mb <= 0:
         raise InvalidInputError(f"cache_mb must be a positive number of megabytes, got {cache_mb!r}.")
     column_bytes = 8 * kernels.n
     slots = int(cache_mb * 2**20 // column_bytes)
-    needed = 3 if lazy else 2
+    needed = 2 + views
     if slots < needed:
         raise InvalidInputError(
             f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
             f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
-    combined = min(2 * Q + 2, slots - 1) if lazy else min(2 * Q + 2, slots)
-    return new_cache(kernels.n, slots - combined if lazy else 0), new_cache(kernels.n, combined)
+    combined = min(2 * Q + 2, slots - views) if views else min(2 * Q + 2, slots)
+    dots = new_cache(views * kernels.n, (slots - combined) // views) if views else new_cache(kernels.n, 0)
+    return dots, new_cache(kernels.n, combined)
 
 
 def _table(oracle: tuple) -> tuple:
     """The RBF table of kernels on the fly (:mod:`mklopt.kernels.rbf_table`); empty otherwise."""
     if oracle[0] != LAZY:
         return NO_TABLE
-    kinds, params, rowscale = oracle[7], oracle[8], oracle[9]
-    return rbf_table(oracle[6], params[:, 0], (kinds == RBF) & np.all(rowscale == 1.0, axis=1))
+    kinds, params, rowscale, offsets = oracle[7], oracle[8], oracle[9], oracle[12]
+    candidates = (kinds == RBF) & np.all(rowscale == 1.0, axis=1)
+    if not candidates.any():
+        return NO_TABLE
+    # one squared distance serves the table: the RBF kernels of one view (the view with most)
+    views, counts = np.unique(offsets[candidates], return_counts=True)
+    offset = int(views[np.argmax(counts)])
+    n = rowscale.shape[1]
+    return rbf_table(oracle[6][offset:offset + n], params[:, 0], candidates & (offsets == offset), offset)
 
 
 def _master(data: MKLData) -> LPMaster | None:

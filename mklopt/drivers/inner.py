@@ -38,7 +38,7 @@ from .. import backends as bk
 from ..exceptions import InvalidInputError, MKLWarning, SolverError
 from ..formulations import FORMULATIONS, MKLData
 
-__all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS"]
+__all__ = ["make_inner", "LibsvmInner", "CvxpyInner", "INNER_SOLVERS", "SMO_FACTOR_MAX_N"]
 
 
 class LibsvmInner:
@@ -131,6 +131,9 @@ class CvxpyInner:
 
 
 INNER_SOLVERS = {"libsvm": LibsvmInner, "cvxpy": CvxpyInner}
+#: Largest n at which kernels given as factors get the SMO inner solver (its dense K_mu
+#: buffer is 8 n^2 bytes: 128 MiB); above it the factors' own inner solvers.
+SMO_FACTOR_MAX_N = 4096
 
 
 def make_inner(name, data: MKLData, tol: float, backend=None):
@@ -138,11 +141,19 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
 
     ``"smo"`` (the default) is :class:`~mklopt.drivers.smo_inner.SmoInner` for a loss
     with an SMO form and ``"libsvm"`` otherwise (the squared loss's linear solve; a
-    user loss without a fast solver gets ``"cvxpy"``).
+    user loss without a fast solver gets ``"cvxpy"``). On low-rank factors the SMO runs
+    on :math:`K_\mu = ZZ^\top` up to :data:`SMO_FACTOR_MAX_N` points; above, the hinge
+    gets a linear SVM on the scaled factors and other losses CVXPY.
     """
     if callable(name) and not isinstance(name, str):
         return name
-    if getattr(data.kernels, "factored", False) and name in ("smo", "libsvm", "liblinear"):
+    factored = getattr(data.kernels, "factored", False)
+    if factored and name == "smo" and data.n <= SMO_FACTOR_MAX_N \
+            and data.loss.smo_forms(data.y, data.C) is not None:
+        from .smo_inner import SmoInner  # K_mu = Z Z' formed once per outer step
+
+        return SmoInner(data, tol, backend=backend)
+    if factored and name in ("smo", "libsvm", "liblinear"):
         if data.loss.name == "hinge":  # a linear SVM on the scaled factors
             from .linear_inner import LinearInner
 

@@ -18,6 +18,11 @@ tuple of arrays numba can take (unused slots hold empty arrays):
   relative to the spread of the data, not to its distance from the origin);
   linear and polynomial kernels read :math:`\\langle x_t, x_i\\rangle = \\langle z_t,
   z_i\\rangle + h_t + h_i` with :math:`h = Z\\bar x + \\tfrac12\\|\\bar x\\|^2` (slot 11).
+  Kernels on views (:class:`~mklopt.kernels.views.ViewKernel`) read their view's
+  products: the data hold the V views side by side (slot 13: column offsets), a cached
+  product column holds the V views' products one after another (length Vn), and
+  kernel m reads the block that starts at ``offset[m]`` (slot 12), as do the norms
+  (slot 6) and shifts (slot 11). Without views V = 1 and every offset is 0.
 
 A cache is a tuple ``(slots (S, n), slot_of (n,), owner (S,), last_use (S,),
 counters (3,))`` with counters = (clock, hits, misses); :func:`cached_slot`
@@ -35,7 +40,7 @@ from .rbf_table import accumulate_tabulated, table_column
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
            "reset_cache", "combined_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
-           "kernel_diagonals"]
+           "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2
@@ -88,11 +93,21 @@ def cached_slot(cache, i):
 @njit(cache=True)
 def _dot_column(oracle, dots, i):
     """:math:`X x_i` from the cache of inner-product columns (LAZY)."""
-    X = oracle[5]
+    X, bounds = oracle[5], oracle[13]
     s, hit = cached_slot(dots, i)
     column = dots[0][s]
     if not hit:
-        column[:] = X @ X[i]
+        if bounds.shape[0] <= 2:
+            column[:] = X @ X[i]
+        else:
+            n = X.shape[0]
+            for v in range(bounds.shape[0] - 1):
+                a, b, at = bounds[v], bounds[v + 1], v * n
+                for t in range(n):
+                    total = 0.0
+                    for c in range(a, b):
+                        total += X[t, c] * X[i, c]
+                    column[at + t] = total
     return column
 
 
@@ -106,8 +121,9 @@ _FAST = {"nnan", "ninf", "nsz", "contract"}  # no reassociation: the reduction a
 @njit(cache=True, fastmath=_FAST)
 def _accumulate(oracle, m, i, dot, weight, out, start, stop):
     """``out[t] += weight * K_m[t, i]`` for t in [start, stop), from the inner products ``dot`` (LAZY)."""
-    sqn, kinds, params, rowscale, scale = oracle[6], oracle[7], oracle[8], oracle[9], oracle[10]
-    shift = oracle[11]
+    kinds, params, rowscale, scale = oracle[7], oracle[8], oracle[9], oracle[10]
+    n, o = out.shape[0], oracle[12][m]  # o: where kernel m's view starts in the products
+    dot, sqn, shift = dot[o:o + n], oracle[6][o:o + n], oracle[11][o:o + n]
     gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
     factor = weight * scale[m] * rowscale[m, i]
     row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
@@ -130,16 +146,16 @@ def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
     """``out (+)= weight * K_m[:, i]`` (LAZY)."""
     if not accumulate:
         out[:] = 0.0
-    _accumulate(oracle, m, i, dot, weight, out, 0, dot.shape[0])
+    _accumulate(oracle, m, i, dot, weight, out, 0, out.shape[0])
 
 
 @locked_cache
 @njit(cache=True, parallel=True)
 def _combined_lazy(oracle, mu, i, dot, out, skip):
     """``out += K_mu[:, i]`` on the fly, the points in blocks of 4096 over the cores."""
-    size = 4096
-    for part in prange((dot.shape[0] + size - 1) // size):
-        start, stop = part * size, min((part + 1) * size, dot.shape[0])
+    size, n = 4096, out.shape[0]
+    for part in prange((n + size - 1) // size):
+        start, stop = part * size, min((part + 1) * size, n)
         for m in range(mu.shape[0]):
             if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
                 _accumulate(oracle, m, i, dot, mu[m], out, start, stop)
@@ -169,12 +185,12 @@ def combined_column(oracle, dots, table, mu, i, out):
         rest = 0
         for m in range(mu.shape[0]):
             rest += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
-        if dot.shape[0] * rest >= _PARALLEL_WORK:
+        if out.shape[0] * rest >= _PARALLEL_WORK:
             _combined_lazy(oracle, mu, i, dot, out, skip)
         else:
             for m in range(mu.shape[0]):
                 if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
-                    _accumulate(oracle, m, i, dot, mu[m], out, 0, dot.shape[0])
+                    _accumulate(oracle, m, i, dot, mu[m], out, 0, out.shape[0])
     else:
         out[:] = 0.0
         for m in range(mu.shape[0]):
@@ -227,7 +243,7 @@ def add_columns(oracle, dots, index, delta, G, ktable):
             G[m] += np.ascontiguousarray(F[:, a:b]) @ z[a:b]
     elif kind == LAZY:
         block = max(1, min(index.shape[0], 64))
-        buffer = np.empty((block, G.shape[1]))
+        buffer = np.empty((block, dots[0].shape[1]))
         for start in range(0, index.shape[0], block):
             stop = min(start + block, index.shape[0])
             for k in range(start, stop):
@@ -247,7 +263,7 @@ def kernel_entries(oracle, dots, rows, i, out):
     kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
     if kind == LAZY:
         dot = _dot_column(oracle, dots, i)
-        column = np.empty(dot.shape[0])
+        column = np.empty(oracle[9].shape[1])
         for m in range(out.shape[0]):
             _map_kernel(oracle, m, i, dot, 1.0, column, False)
             for k in range(rows.shape[0]):
@@ -276,22 +292,39 @@ def oracle_of(kernels) -> tuple:
         owner = np.repeat(np.arange(kernels.M, dtype=np.int64), kernels.ranks)
         return (FACTORS, _EMPTY3, np.ascontiguousarray(kernels.G, dtype=float), owner,
                 np.asarray(kernels.offsets, dtype=np.int64), _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
-                _EMPTY2, _EMPTY1, _EMPTY1)
+                _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
     return (DENSE, kernels.K, _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
-            _EMPTY2, _EMPTY1, _EMPTY1)
+            _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
 
 
 def lazy_oracle(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, rowscale: np.ndarray,
-                scale: np.ndarray) -> tuple:
-    """The oracle of kernels computed on the fly from data ``X`` (see the module docstring)."""
+                scale: np.ndarray, views: list[np.ndarray] | None = None,
+                view_of: np.ndarray | None = None) -> tuple:
+    """The oracle of kernels computed on the fly from data ``X`` (see the module docstring).
+
+    ``views`` are the column indices of each view and ``view_of`` the view of each
+    kernel; without them every kernel reads all columns.
+    """
     X = np.asarray(X, dtype=float)
-    centre = X.mean(axis=0)
-    Z = np.ascontiguousarray(X - centre)
-    shift = Z @ centre + 0.5 * float(centre @ centre)
-    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, Z, np.einsum("ij,ij->i", Z, Z),
+    n, M = X.shape[0], len(kinds)
+    if views is None:
+        views, view_of = [np.arange(X.shape[1])], np.zeros(M, dtype=np.int64)
+    parts = [X[:, np.asarray(cols, dtype=np.int64)] for cols in views]
+    bounds = np.cumsum([0] + [part.shape[1] for part in parts]).astype(np.int64)
+    centres = [part.mean(axis=0) for part in parts]
+    Z = np.ascontiguousarray(np.hstack([part - c for part, c in zip(parts, centres)]))
+    sqn = np.concatenate([np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]) for a, b in zip(bounds, bounds[1:])])
+    shift = np.concatenate([Z[:, a:b] @ c + 0.5 * float(c @ c)
+                            for (a, b), c in zip(zip(bounds, bounds[1:]), centres)])
+    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, Z, sqn,
             np.asarray(kinds, dtype=np.int64), np.ascontiguousarray(params, dtype=float),
             np.ascontiguousarray(rowscale, dtype=float), np.ascontiguousarray(scale, dtype=float),
-            np.ascontiguousarray(shift))
+            np.ascontiguousarray(shift), np.asarray(view_of, dtype=np.int64) * n, bounds)
+
+
+def product_length(oracle: tuple) -> int:
+    """Length of one cached product column of kernels on the fly (n times the number of views)."""
+    return int(oracle[6].shape[0])
 
 
 def kernel_diagonals(kernels) -> np.ndarray:

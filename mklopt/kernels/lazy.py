@@ -33,8 +33,8 @@ import numpy as np
 from ..exceptions import InvalidInputError, KernelError
 from ._stack import check_names
 from .columns import (LINEAR, POLY, RBF, add_columns, kernel_entries, lazy_oracle, new_cache,
-                      oracle_of)
-from .construct import MAX_DEGREE, _parse_spec, kernel_stack, spec_name
+                      oracle_of, product_length)
+from .construct import MAX_DEGREE, _is_view, _parse_spec, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
 from .rounding import DataScales, bound_message, trusted_by_construction
@@ -62,7 +62,9 @@ class LazyKernelSet(KernelSet):
         ``"linear"``, ``"rbf"``, ``("rbf", {"gamma": g})``,
         ``("poly", {"degree": k, "gamma": g, "coef0": c})`` (integer ``k >= 1``,
         ``g > 0``, ``c >= 0``: PSD by construction). Defaults as scikit-learn's
-        (``gamma = 1/d``; ``degree=3, coef0=1``).
+        (``gamma = 1/d``; ``degree=3, coef0=1``). Any of them on a view
+        (:class:`~mklopt.kernels.views.ViewKernel`; ``gamma="scale"`` from the view's
+        variance, ``1/d_v`` by default).
     names : sequence of str, optional
     normalization : {None, "trace", "spherical"}
         ``"trace"``: :math:`K_m/\\operatorname{Tr}K_m`; ``"spherical"``:
@@ -79,23 +81,30 @@ class LazyKernelSet(KernelSet):
     def __init__(self, X: Any, specs: Sequence[Any], names: Sequence[str] | None = None, *,
                  normalization: str | None = None) -> None:
         X = _check_data(X)
-        self.X, self.specs = X, list(specs)
-        self.M, self.n = len(self.specs), X.shape[0]
-        if self.M == 0:
+        if len(specs) == 0:
             raise KernelError("no kernel specs given; pass at least one, e.g. ['rbf'].")
+        self.X = X
+        self.specs = [spec.resolved(X) if _is_view(spec) else spec for spec in specs]
+        self.M, self.n = len(self.specs), X.shape[0]
         self.names = check_names([spec_name(s, i) for i, s in enumerate(self.specs)]
                                  if names is None else names, self.M)
-        kinds, params = zip(*(_parse(spec, X.shape[1]) for spec in self.specs))
+        views, view_of = _view_layout(self.specs, X.shape[1])
+        kinds, params = zip(*(_parse(spec.spec if _is_view(spec) else spec, views[v].size)
+                              for spec, v in zip(self.specs, view_of)))
         self.kinds, self.params = np.array(kinds, dtype=np.int64), np.array(params, dtype=float)
-        sqn = np.einsum("ij,ij->i", X, X)
-        base = np.stack([_diagonal(k, p, sqn) for k, p in zip(self.kinds, self.params)])
-        _check_precision(X, self.kinds, self.params, base, self.names)
+        sqn = [np.einsum("ij,ij->i", X[:, cols], X[:, cols]) for cols in views]
+        base = np.stack([_diagonal(k, p, sqn[v]) for k, p, v in zip(self.kinds, self.params, view_of)])
+        for v, cols in enumerate(views):
+            mine = view_of == v
+            _check_precision(X[:, cols], self.kinds[mine], self.params[mine], base[mine],
+                             [name for name, keep in zip(self.names, mine) if keep])
         scale, rowscale = _normalization(normalization, base, self.names)
         self.normalization = normalization
         self.scales = scale
         self.rowscale = rowscale
         self._diag = scale[:, None] * rowscale**2 * base
-        self.oracle = lazy_oracle(X, self.kinds, self.params, rowscale, scale)
+        self._views, self._view_of = views, view_of
+        self.oracle = lazy_oracle(X, self.kinds, self.params, rowscale, scale, views, view_of)
         self.clipped: dict[str, float] = {}
         self._train_diag = base if normalization == "spherical" else None
         self._sketch: np.ndarray | None = None
@@ -154,7 +163,7 @@ class LazyKernelSet(KernelSet):
         return self.products(coef)[0]
 
     def _dots(self) -> tuple:
-        return new_cache(self.n, 1)
+        return new_cache(product_length(self.oracle), 1)
 
     def sketch(self) -> np.ndarray:
         """Fingerprint on a fixed subset of the points (:func:`subset_sketch`)."""
@@ -169,8 +178,9 @@ class LazyKernelSet(KernelSet):
         T = kernel_stack(X_test, self.specs, self.X)
         T *= self.scales[:, None, None] * self.rowscale[:, None, :]
         if self.normalization == "spherical":
-            sqn = np.einsum("ij,ij->i", X_test, X_test)
-            test_diag = np.stack([_diagonal(k, p, sqn) for k, p in zip(self.kinds, self.params)])
+            sqn = [np.einsum("ij,ij->i", X_test[:, cols], X_test[:, cols]) for cols in self._views]
+            test_diag = np.stack([_diagonal(k, p, sqn[v])
+                                  for k, p, v in zip(self.kinds, self.params, self._view_of)])
             T /= np.sqrt(test_diag)[:, :, None]
         return T
 
@@ -197,7 +207,8 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     W = rng.standard_normal((index.size, 3))
     block = np.empty((kernels.M, index.size, index.size))
     column = np.empty((kernels.M, index.size))
-    oracle, dots = oracle_of(kernels), new_cache(kernels.n, 1)
+    oracle = oracle_of(kernels)
+    dots = new_cache(product_length(oracle) if getattr(kernels, "lazy", False) else kernels.n, 1)
     for k, i in enumerate(index):
         kernel_entries(oracle, dots, index, i, column)
         block[:, :, k] = column
@@ -205,12 +216,30 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
 
 
 def lazy_supported(spec: Any, d: int) -> bool:
-    """Whether ``spec`` can be computed on the fly (over ``d`` features)."""
+    """Whether ``spec`` can be computed on the fly (over ``d`` features; a view over its own)."""
     try:
-        _parse(spec, d)
+        if _is_view(spec):
+            _parse(spec.spec, spec.index(d).size)
+        else:
+            _parse(spec, d)
     except KernelError:
         return False
     return True
+
+
+def _view_layout(specs: list, d: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """The distinct column sets the kernels read (all d columns for a plain spec) and each kernel's."""
+    keys: dict[tuple, int] = {}
+    views: list[np.ndarray] = []
+    view_of = np.empty(len(specs), dtype=np.int64)
+    for m, spec in enumerate(specs):
+        cols = np.asarray(spec.columns, dtype=np.int64) if _is_view(spec) else np.arange(d)
+        key = tuple(cols.tolist())
+        if key not in keys:
+            keys[key] = len(views)
+            views.append(cols)
+        view_of[m] = keys[key]
+    return views, view_of
 
 
 def _check_data(X: Any, d: int | None = None) -> np.ndarray:

@@ -41,12 +41,14 @@ KERNEL_TABLE_BYTES = 256 * 2**20
 NO_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zeros(0), np.zeros(0))
 
 
-def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray) -> tuple:
-    """An empty table ``(tabulated (M,), [first cell, phi(0), phi'(0), -], knots, values, slopes)``.
+def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray, offset: int = 0) -> tuple:
+    """An empty table ``(tabulated (M,), [first cell, phi(0), phi'(0), offset], knots, values, slopes)``.
 
     ``sqn`` are the squared norms of the points (:math:`D \\le 4\\max\\|x\\|^2`),
     ``gammas`` the kernels' widths, ``rbf`` marks the RBF kernels without row
-    scaling. Returns :data:`NO_TABLE` when there is nothing to tabulate.
+    scaling (all on one view); ``offset`` is where that view's norms and products
+    start in the oracle's (:mod:`~mklopt.kernels.columns`). Returns :data:`NO_TABLE`
+    when there is nothing to tabulate.
     """
     reach = 4.0 * float(np.max(sqn, initial=0.0))
     tabulated = np.asarray(rbf, dtype=bool).copy()
@@ -58,7 +60,7 @@ def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray) -> tuple:
     if high - low + 1 > _MAX_CELLS:
         return NO_TABLE
     knots = (np.arange(low, high + 1, dtype=np.int64) << _SHIFT).view(np.float64)
-    spec = np.array([float(low), 0.0, 0.0, 0.0])
+    spec = np.array([float(low), 0.0, 0.0, float(offset)])
     return tabulated, spec, knots, np.zeros(knots.size), np.zeros(knots.size)
 
 
@@ -103,10 +105,11 @@ def _hermite(D, knots, low, last):
 def table_column(oracle, table, i, dot, out):
     """``out = phi_mu(D[:, i])`` by cubic Hermite interpolation (exactly ``phi_mu(0)`` at t = i)."""
     _, spec, knots, values, slopes = table
-    sqn = oracle[6]
+    n, o = out.shape[0], np.int64(spec[3])  # o: where the tabulated kernels' view starts
+    sqn, dot = oracle[6][o:o + n], dot[o:o + n]
     low, phi0, slope0 = np.int64(spec[0]), spec[1], spec[2]
     last = knots.shape[0] - 2
-    for t in range(dot.shape[0]):
+    for t in range(n):
         D = max(sqn[t] + sqn[i] - 2.0 * dot[t], 0.0)
         if D < knots[0]:
             out[t] = phi0 + slope0 * D
@@ -149,8 +152,10 @@ def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
     kernels; points are split over the cores.
     """
     tabulated, spec, knots, values, slopes, origin = ktable
-    low, last, M = np.int64(spec[0]), knots.shape[0] - 2, values.shape[1]
-    for u in prange(G.shape[1]):
+    low, last, M, n = np.int64(spec[0]), knots.shape[0] - 2, values.shape[1], G.shape[1]
+    o = np.int64(spec[3])  # where the tabulated kernels' view starts
+    sqn, dots_block = sqn[o:o + n], dots_block[:, o:o + n]
+    for u in prange(n):
         acc = np.zeros(M)
         for k in range(index.shape[0]):
             t, w = index[k], delta[k]
