@@ -94,6 +94,24 @@ def test_compare_reports_agreement(files, capsys):
     assert "cannot solve" in out  # HiGHS is reported as incapable, not an error
 
 
+def _row(name, primal, dual, reported=None, status="optimal"):
+    return {"formulation": name, "backend": "b", "status": status, "_primal": primal, "_dual": dual,
+            "_reported": primal if reported is None else reported}
+
+
+def test_agreement_means_the_certified_objectives_the_table_shows():
+    """A backend's own value off the interval is a note, not a disagreement; a certified
+    objective off the best one is a disagreement."""
+    from mklopt.cli.compare import agreement
+
+    ok, report = agreement([_row("a", 10.0, 9.9999999), _row("c", 10.0000001, 9.9999998, 10.0026)], 1e-6)
+    assert ok and "agreement: YES" in report and "backend value off" in report and "c/b" in report
+    ok, report = agreement([_row("a", 10.0, 9.9999999), _row("c", 10.01, 9.9999998)], 1e-6)
+    assert not ok and "disagree" in report and "c/b" in report
+    ok, report = agreement([_row("a", 10.0, 9.0, 10.0, status="uncertified")], 1e-6)
+    assert not ok and "no formulation/backend pair was certified" in report
+
+
 def test_verify_certifies_a_solve_result(files, tmp_path, capsys):
     result = tmp_path / "cand.json"
     assert run(["solve", "--kernels", files["kernels"], "--C", 10, "--out", result], capsys)[0] == 0

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     ok, report = agreement(rows, args.tol or 1e-6)
     print(table(rows, [("formulation", "formulation"), ("backend", "backend"), ("status", "status"),
                        ("objective", "objective"), ("dual", "dual"), ("rel_gap", "rel_gap"),
-                       ("time", "time[s]"), ("weights", "weights"), ("note", "note")]))
+                       ("reported", "backend value"), ("time", "time[s]"), ("weights", "weights"),
+                       ("note", "note")]))
     print(report)
     return EXIT_OK if ok else EXIT_FAIL
 
@@ -104,6 +105,7 @@ def _cell(solve: Callable, ks, y, form: str, backend: str, args, p: float, extra
                rel_gap=f"{res.rel_gap:.1e}", time=f"{time.perf_counter() - start:.2f}",
                weights=fmt_weights(res.weights), _primal=res.primal, _dual=res.dual,
                _reported=float(res.info.get("backend_value", res.primal)))
+    row["reported"] = f"{row['_reported']:.10g}"
     return row
 
 
@@ -111,9 +113,11 @@ def agreement(rows: list[dict], tol: float) -> tuple[bool, str]:
     """Do the certified results agree?
 
     Weak duality makes ``[max dual, min primal]`` (over certified results) an
-    interval containing the optimum. A certified result agrees when its own
-    certified primal value is within ``tol`` (relative) of the best one and
-    the objective value its backend reported lies in the interval (± tol).
+    interval containing the optimum. The certified results agree when each one's
+    certified primal value (the table's "objective") is within ``tol`` (relative) of
+    the best one. The value a backend reported for its own solve (the table's
+    "backend value") is not mklopt's answer: one outside the interval (± tol) is
+    listed as a note on that backend's accuracy, not as a disagreement.
 
     Returns
     -------
@@ -126,9 +130,9 @@ def agreement(rows: list[dict], tol: float) -> tuple[bool, str]:
     lower = max(r["_dual"] for r in certified)
     upper = min(r["_primal"] for r in certified)
     slack = tol * max(1.0, abs(upper))
-    outside = [f"{r['formulation']}/{r['backend']}" for r in certified
-               if r["_primal"] - upper > slack
-               or not lower - slack <= r["_reported"] <= upper + slack]
+    outside = [f"{r['formulation']}/{r['backend']}" for r in certified if r["_primal"] - upper > slack]
+    off = [f"{r['formulation']}/{r['backend']} ({r['_reported']:.10g})" for r in certified
+           if not lower - slack <= r["_reported"] <= upper + slack]
     spread = max(r["_primal"] for r in certified) - upper
     others = [f"{r['formulation']}/{r['backend']} ({r['status']})" for r in rows if r["status"] != "optimal"]
     ok = not outside
@@ -136,7 +140,11 @@ def agreement(rows: list[dict], tol: float) -> tuple[bool, str]:
              f"optimum in [{lower:.10g}, {upper:.10g}]; certified objectives within {spread:.2e} "
              f"of the best (tolerance {slack:.1e})"]
     if outside:
-        lines.append("  disagree (objective or backend value off the certified interval): " + ", ".join(outside))
+        lines.append("  disagree (certified objective above the best by more than the tolerance): "
+                     + ", ".join(outside))
+    if off:
+        lines.append("  backend value off the certified interval (the backend's own accuracy; its "
+                     "certified objective is what agrees): " + ", ".join(off))
     if others:
         lines.append("  not certified: " + ", ".join(others))
     return ok, "\n".join(lines)
