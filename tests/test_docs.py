@@ -115,6 +115,37 @@ def test_api_pages_name_the_public_api(site):
         assert stub.split(".")[-1] in _text(page)
 
 
+#: What the reader must never see: TeX that MathJax did not get, roles Sphinx did not resolve.
+_RAW_MARKUP = re.compile(r"\$\$|(?<![\w\\])\\(?:frac|mu|alpha|sum|mathbb|operatorname|tfrac|le|ge|top)\b"
+                         r"|:(?:meth|func|class|mod|attr|math|ref|doc):`")
+_HIDDEN = re.compile(r"<(script|style|pre|code|textarea)\b.*?</\1>", re.S | re.I)
+_MATH = re.compile(r'<(span|div) class="math[^"]*"[^>]*>(.*?)</\1>', re.S)
+
+
+def _reader_text(raw: str) -> str:
+    """The prose of a page: no scripts, code or math (where TeX belongs)."""
+    return html.unescape(TAGS.sub(" ", _MATH.sub(" ", _HIDDEN.sub(" ", raw))))
+
+
+def test_no_page_shows_raw_tex_or_unresolved_roles(site):
+    """Every rendered page: no ``$$``, no TeX command and no ``:meth:`` role in the prose (they
+    rendered as garbled text), and no control character inside math (a non-raw docstring's
+    ``\\a`` is a BEL: MathJax's "Math input error")."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 40
+    bad = []
+    for page in pages:
+        raw = page.read_text(encoding="utf-8")
+        for match in _RAW_MARKUP.finditer(_reader_text(raw)):
+            text = _reader_text(raw)
+            bad.append(f"{page.relative_to(site)}: ...{text[max(0, match.start() - 40):match.end() + 40]!r}")
+            break
+        for _, tex in _MATH.findall(raw):
+            if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", html.unescape(tex)):
+                bad.append(f"{page.relative_to(site)}: a control character in {tex[:60]!r}")
+    assert not bad, "\n".join(bad)
+
+
 def test_mathjax_is_served_offline(site):
     assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
     raw = (site / "formulations" / "lp_primal.html").read_text(encoding="utf-8")

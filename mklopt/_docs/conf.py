@@ -45,6 +45,7 @@ templates_path = ["_templates"]
 
 # --- MyST: the catalogue's $...$ and $$...$$ are math ------------------------
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a list item or paragraph is display math too
 myst_heading_anchors = 3
 
 # --- autodoc / autosummary / numpydoc -----------------------------------------
@@ -82,7 +83,7 @@ plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_formats = [("png", 90)]
 plot_rcparams = {"figure.figsize": (8.0, 3.2), "figure.autolayout": True}  # no clipped labels
-plot_pre_code = "import numpy as np\nimport matplotlib.pyplot as plt\nimport mklopt\n"
+plot_pre_code = ""  # each page's first block imports what the page uses: the code runs as shown
 
 # --- HTML -------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
