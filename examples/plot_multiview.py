@@ -26,7 +26,7 @@ part), active kernels (weight > 1e-3 of the largest), the final fit's time. The 
 the learned weight of each view. Every MKL row is an :class:`mklopt.MKLClassifier` on the
 precomputed kernels (``kernels="precomputed"``), every single-stage SVM scikit-learn's ``SVC``.
 
-``--small`` (the site's gallery): 450 digits, one repetition, 2×2 cross-validation over
+``--small`` (what the site's gallery runs, always): 450 digits, one repetition, 2×2 cross-validation over
 C ∈ {0.1, 10}. The full run (3 repetitions) takes about 15 minutes on two cores; its table
 is on the Benchmarks page.
 """

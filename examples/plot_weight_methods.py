@@ -20,7 +20,7 @@ Two data sets:
   training part), a 70/30 stratified split, 20 RBF kernels (γ log-spaced over
   1e-3 … 10) and the linear kernel, spherically normalized (unit diagonal), C = 1.
 
-``--small`` (the site's gallery): 300 digits training points and 20 kernels;
+``--small`` (what ``mklopt docs --quick`` and CI run; ``mklopt docs`` runs the full size): 300 digits training points and 20 kernels;
 120 ionosphere training points and 9 kernels. GRAM and MEMO take the longest:
 each of their outer steps solves simplex QPs (warm-started, compiled).
 """

@@ -30,7 +30,7 @@ NEVER_RUN = ("make_reference_instances",)
 #: Examples the site always runs at their small size: the benchmarks, and the papers'
 #: tables (30+ minutes on two cores at full size; their full results are in README or on
 #: the Benchmarks page).
-ALWAYS_SMALL = ("vkr_table1", "plot_local_rademacher", "simplemkl_table")
+ALWAYS_SMALL = ("vkr_table1", "plot_local_rademacher", "simplemkl_table", "plot_multiview")
 
 
 @dataclass(frozen=True)
