@@ -90,6 +90,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"mklopt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 8,  # every top-level page in the header at 1280 px
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
@@ -98,8 +99,8 @@ html_theme_options = {
 html_static_path: list[str] = ["_static"]  # mklopt.css (staged from pages/_static) and thumbnails
 html_css_files = ["mklopt.css"]
 html_show_sourcelink = False
-# pages without a section of their own get the full width
-html_sidebars = {page: [] for page in ("index", "drivers", "certificates", "api")}
+# pages without a section of their own get the full width (no empty "Section Navigation")
+html_sidebars = {page: [] for page in ("index", "install", "drivers", "tutorial", "certificates", "api")}
 _mathjax = offline_mathjax()
 if _mathjax is not None:
     html_static_path.append(str(_mathjax.parent))  # copies mathjax/ into _static/
