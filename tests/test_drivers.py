@@ -95,7 +95,7 @@ def test_libsvm_inner_reaches_1e4(problem, driver, p):
 def test_user_defined_set(problem, driver):
     ks, y = problem
     opt = exact_optimum(ks, y, regularizer=USER_SET)
-    res = mklopt.fit(ks, y, driver, regularizer=USER_SET, inner="cvxpy", tol=1e-6)
+    res = mklopt.fit(ks, y, driver, regularizer=USER_SET, tol=1e-6)  # the default inner SVM (SMO)
     assert res.status == "converged" and res.rel_gap <= 1e-6
     assert abs(res.primal - opt) / abs(opt) <= 1e-5
     assert USER_SET.violation(res.weights) <= 1e-9
