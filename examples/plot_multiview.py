@@ -145,7 +145,7 @@ def summarize(runs: list[list[dict]]) -> list[dict]:
                           accuracy=np.mean([r["accuracy"] for r in rows]),
                           std=np.std([r["accuracy"] for r in rows]),
                           sv=np.mean([r["sv"] for r in rows]),
-                          active=active(np.mean(weights, axis=0)) if weights else "-",
+                          active=f"{np.mean([int(active(w)) for w in weights]):g}" if weights else "-",
                           weights=np.mean(weights, axis=0) if weights else None,
                           time=np.mean([r["time"] for r in rows]),
                           C=[r["C"] for r in rows], chosen=[r["method"] for r in rows],
