@@ -142,7 +142,7 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
     ``"smo"`` (the default) is :class:`~mklopt.drivers.smo_inner.SmoInner` for a loss
     with an SMO form and ``"libsvm"`` otherwise (the squared loss's linear solve; a
     user loss without a fast solver gets ``"cvxpy"``). On low-rank factors the SMO runs
-    on :math:`K_\mu = ZZ^\top` up to :data:`SMO_FACTOR_MAX_N` points; above, the hinge
+    on :math:`K_\\mu = ZZ^\\top` up to :data:`SMO_FACTOR_MAX_N` points; above, the hinge
     gets a linear SVM on the scaled factors and other losses CVXPY.
     """
     if callable(name) and not isinstance(name, str):
