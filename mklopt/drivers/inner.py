@@ -148,9 +148,9 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
     if callable(name) and not isinstance(name, str):
         return name
     factored = getattr(data.kernels, "factored", False)
-    if factored and name == "smo" and data.n <= SMO_FACTOR_MAX_N \
+    if name == "smo" and (not factored or data.n <= SMO_FACTOR_MAX_N) \
             and data.loss.smo_forms(data.y, data.C) is not None:
-        from .smo_inner import SmoInner  # K_mu = Z Z' formed once per outer step
+        from .smo_inner import SmoInner  # on factors, K_mu = Z Z' formed once per outer step
 
         return SmoInner(data, tol, backend=backend)
     if factored and name in ("smo", "libsvm", "liblinear"):
@@ -159,10 +159,6 @@ def make_inner(name, data: MKLData, tol: float, backend=None):
 
             return LinearInner(data, tol, backend)
         return CvxpyInner(data, tol, backend)
-    if name == "smo" and data.loss.smo_forms(data.y, data.C) is not None:
-        from .smo_inner import SmoInner
-
-        return SmoInner(data, tol, backend=backend)
     if name in ("smo", "libsvm"):
         if not data.loss.has_fast_inner:  # a user loss without one: the generic CVXPY solver
             return CvxpyInner(data, tol, backend)
