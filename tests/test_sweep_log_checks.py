@@ -109,3 +109,31 @@ def test_sweep_resume_with_a_lambda_scorer_is_a_clear_error(tmp_path):
         sweep(X, Y, {"C": [1.0]}, estimator=MKLClassifier(kernels=["linear"]), cv=2, n_workers=1,
               progress=False, resume=tmp_path / "s.fits.csv",
               scoring=lambda est, X, y: 1.0)
+
+
+def test_ctrl_c_silences_dask_shutdown_tracebacks_then_restores_them():
+    """Ctrl-C while a client runs: Dask's loggers are off before Dask sees the interrupt.
+
+    Dask cancels the interrupted wait from its event-loop thread, which can log a
+    traceback of its own; the command line promises one line. The handler is the
+    previous one again afterwards and the loggers are as they were.
+    """
+    import logging
+    import os
+    import signal
+
+    from mklopt.model_selection.sweep_run import _SHUTDOWN_LOGGERS, _quiet_after_interrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    loggers = [logging.getLogger(name) for name in _SHUTDOWN_LOGGERS]
+    seen = []
+    with pytest.raises(KeyboardInterrupt), _quiet_after_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**7):  # the handler runs between bytecodes
+                pass
+        finally:
+            seen = [logger.disabled for logger in loggers]
+    assert all(seen)
+    assert not any(logger.disabled for logger in loggers)
+    assert signal.getsignal(signal.SIGINT) is before
