@@ -232,13 +232,13 @@ def plot_ratios(rows: list[dict], out) -> None:
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:
-    """Command-line entry; ``small=True`` runs n in {200, 400}, M in {5, 10}."""
+    """Command-line entry; ``small=True`` runs n = 200, M in {5, 10}."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=None,
                         help="training sizes (default 500 1000 2000)")
     parser.add_argument("--M", type=int, nargs="+", default=None,
                         help="numbers of kernels (default 10 50)")
-    parser.add_argument("--small", action="store_true", help="n in {200, 400}, M in {5, 10}")
+    parser.add_argument("--small", action="store_true", help="n = 200, M in {5, 10} (the estimator row at n = 200)")
     parser.add_argument("--instances", nargs="+", choices=sorted(INSTANCES), default=sorted(INSTANCES),
                         help="problems to run (default: both)")
     parser.add_argument("--tol", type=float, default=1e-3, help="target relative gap")
@@ -248,10 +248,10 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
                         help="training points of the MKLClassifier-vs-SVC comparison (default 1000)")
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
     small = small or args.small
-    sizes = args.n or ([200, 400] if small else [1000])
+    sizes = args.n or ([200] if small else [1000])
     counts = args.M or ([5, 10] if small else [50])
     rows = run(sizes, counts, args.tol, memory=not args.no_memory, instances=args.instances)
-    estimator_vs_svc(args.estimator_n or (300 if small else 1000))
+    estimator_vs_svc(args.estimator_n or (200 if small else 1000))
     if out is not None or args.out is not None:
         plot_ratios(rows, out if out is not None else args.out)
     return rows

@@ -9,10 +9,34 @@ others are nearly done.
 
 from __future__ import annotations
 
+import os
+
+from threadpoolctl import threadpool_limits
+
 #: Files that take minutes on two cores (the site's build runs every example; the
 #: packaging test builds a wheel and installs it with its dependencies in a fresh venv).
 LONG_FILES = ("test_docs.py", "test_packaging.py", "test_sweep_resilience.py",
               "test_chunking.py", "test_drivers.py", "test_regularizers.py")
+
+
+def _share_the_cores() -> None:
+    """Each of the W workers gets its share of the cores for BLAS and OpenMP.
+
+    Every worker (and every process it starts: the site's build, CLI children,
+    Dask workers) would otherwise run as many BLAS threads as the machine has
+    cores, W times over; spinning BLAS threads then slow every process several
+    times over. A user's single process keeps all cores.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    share = str(max(1, (os.cpu_count() or 1) // workers))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, share)
+    threadpool_limits(int(share))
+
+
+_share_the_cores()
 
 
 def pytest_collection_modifyitems(session, config, items):
