@@ -152,14 +152,40 @@ def test_mathjax_is_served_offline(site):
     assert "_static/mathjax/tex-chtml.js" in raw and "cdn.jsdelivr" not in raw
 
 
-def test_the_guide_lists_every_registered_driver():
-    """One source per fact: the driver table of the guide names every registered driver."""
-    from mklopt.drivers import DRIVERS
+def test_the_guides_driver_table_is_generated_from_the_registry():
+    """One source per fact: the guide's driver table is made from the registered classes,
+    so a driver registered with its method and notes lines appears without a page edit."""
+    from mklopt._docs._tables import fill_tables
+    from mklopt.drivers import DRIVERS, Driver, register
 
-    table = (REPO / "mklopt" / "_docs" / "pages" / "guide_fitting.md").read_text(encoding="utf-8")
+    page = (REPO / "mklopt" / "_docs" / "pages" / "guide_fitting.md").read_text(encoding="utf-8")
+    assert "<!-- generated: drivers -->" in page and "| driver |" not in page
+
+    class Mine(Driver):
+        method = "my own method (a paper, a section)"
+        notes = "my notes"
+
+    register("mine", Mine)
+    try:
+        table = fill_tables(page, "guide_fitting.md")
+    finally:
+        del DRIVERS["mine"]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
-    listed = {name for row in rows for name in re.findall(r"`(\w+)`", row.split("|")[1])}
-    assert set(DRIVERS) <= listed, sorted(set(DRIVERS) - listed)
+    assert [row.split("`")[1] for row in rows] == [*DRIVERS, "mine"]
+    assert "| `mine` | my own method (a paper, a section) | my notes |" in rows
+    assert all(len(row.split(" | ")) == 3 and row.split(" | ")[1].strip() for row in rows)
+
+    class Silent(Driver):
+        pass
+
+    register("silent", Silent)
+    try:
+        with pytest.raises(InvalidInputError, match="'silent'.*method"):
+            fill_tables(page, "guide_fitting.md")
+    finally:
+        del DRIVERS["silent"]
+    with pytest.raises(InvalidInputError, match="'nothing'"):
+        fill_tables("<!-- generated: nothing -->", "x.md")
 
 
 def test_docstrings_hold_no_escape_characters():
@@ -241,3 +267,12 @@ def test_page_titles_are_short_and_wrap(site):
     page = (site / "generated" / "mklopt.estimators.MKLClassifier.html").read_text(encoding="utf-8")
     assert re.search(r"<h1>MKLClassifier", page)
     assert "mklopt.css" in page and (site / "_static" / "mklopt.css").is_file()
+
+
+def test_the_built_guide_shows_every_driver_in_its_table(site):
+    from mklopt.drivers import DRIVERS
+
+    page = (site / "guide_fitting.html").read_text(encoding="utf-8")
+    table = page[page.index("<table"):page.index("</table>")]
+    for name in DRIVERS:
+        assert f'<span class="pre">{name}</span>' in table, name

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
+from ._tables import fill_tables
 
 PACKAGE = Path(__file__).resolve().parent
 #: A page's module is named on its second line: "Module `mklopt/.../name.py` · ...".
@@ -257,7 +258,8 @@ def stage(repo: Path, staging: Path, quick: bool) -> Staging:
     site.mkdir(parents=True)
     for page in (PACKAGE / "pages").iterdir():
         if page.suffix in (".md", ".rst") and page.name != "GALLERY_HEADER.rst":
-            shutil.copy2(page, site / page.name)
+            text = fill_tables(page.read_text(encoding="utf-8"), page.name)
+            (site / page.name).write_text(text, encoding="utf-8")
     shutil.copytree(PACKAGE / "pages" / "_templates", site / "_templates")
     shutil.copytree(PACKAGE / "pages" / "_static", site / "_static", dirs_exist_ok=True)
     shutil.copy2(PACKAGE / "conf.py", site / "conf.py")

@@ -92,7 +92,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "header_links_before_dropdown": 8,  # every top-level page in the header at 1280 px
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the Benchmarks page's wide tables take the on-this-page column's width
+    "secondary_sidebar_items": {"**": ["page-toc"], "benchmarks": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

@@ -56,6 +56,10 @@ class Driver:
     """Base class of outer loops: subclasses implement :meth:`start` and :meth:`step`."""
 
     name = "driver"
+    #: One line for the user guide's table of drivers: the method and where it comes from.
+    method = ""
+    #: One line for the same table: when to use it, its own options, what it certifies.
+    notes = ""
     #: Names of the losses the driver is written for; None: any loss.
     losses: tuple[str, ...] | None = None
     #: Reads the dense (M, n, n) stack (kernels given as factors are refused).

@@ -69,6 +69,12 @@ class Chunking(Driver):
         Cuts kept by the ℓ1/polyhedral master (the most slack one is dropped beyond).
     """
 
+    method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
+              "and the weight step in one loop, on a dense stack, low-rank factors or kernels "
+              "computed on the fly")
+    notes = ("the hinge loss at large n (`driver=\"auto\"` picks it from 4,000 points); no n × n "
+             "matrix on the fly")
+
     name = "chunking"
     losses = ("hinge",)
     options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),

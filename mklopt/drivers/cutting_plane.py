@@ -42,6 +42,10 @@ from .lp_master import LPMaster, polyhedral_set
 
 
 class CuttingPlane(Driver):
+
+    method = ("SILP (Sonnenburg et al., JMLR 2006): an SVM oracle adds a cut, an exact master over Θ "
+              "(an LP for the simplex) picks the next weights")
+    notes = 'the choice for p = 1; `master="taylor"` teaches the thesis\' second-order variant'
     name = "cutting_plane"
     options = {"max_cuts": Integer(1), "master": Choice(("exact", "taylor"))}
 

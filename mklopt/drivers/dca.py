@@ -123,6 +123,10 @@ class DCA(Driver):
         Starting direction (default uniform); scaled so that :math:`g(\\mu^0)=1`.
     """
 
+    method = ("DC algorithm over H1 (Cortes, Kloft & Mohri, NIPS 2013): linearize the tail sum, solve"
+              " the convex subproblem")
+    notes = "`theta=`; a critical point, no global certificate (said in the result)"
+
     name = "dca"
     losses = ("hinge",)
     options = {"theta": Integer(0), "inner_tol": Real(0, 1, open="both", optional=True),

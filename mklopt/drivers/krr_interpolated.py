@@ -47,6 +47,9 @@ class KRRInterpolated(KRRDriver):
         start :math:`\\alpha=(K_{\\mu_0}+\\lambda I)^{-1}y` by :math:`\\alpha=(K_{\\mu}+\\lambda I)^{-1}y`.
     """
 
+    method = "the same problem by the paper's interpolated fixed-point step"
+    notes = "as `krr_projected_gradient`; the tutorial promises fewer than 15 iterations"
+
     name = "krr_interpolated"
     options = {"eta": Real(0, 1, open="high"), "interpolate": Choice(("alpha", "weights"))}
     degree = 1

@@ -33,6 +33,10 @@ class KRRProjectedGradient(KRRDriver):
     ``radius``, ``init_weights``, ``tol``); ``max_halvings`` bounds the line search.
     """
 
+    method = ("kernel ridge regression over {μ ≥ 0 : ‖μ − μ0‖ ≤ Λ} (Cortes, Mohri & Rostamizadeh, UAI"
+              " 2009): projected gradient, one Cholesky per iterate, no inner SVM")
+    notes = '`loss="squared_error"`, `lam=`, `mu0=`, `radius=`; certified by the gap of `krr_l2`'
+
     name = "krr_projected_gradient"
     options = {"max_halvings": Integer(1, 1000)}
     degree = 1

@@ -39,6 +39,9 @@ __all__ = ["MirrorDescent"]
 class MirrorDescent(Driver):
     """Entropy mirror descent on the simplex of each group of kernels (ℓ1-MKL for one group)."""
 
+    method = "entropy mirror descent over groups of kernels (the tutorial; Nath et al., NIPS 2009)"
+    notes = "`p=1` or `regularizer=mklopt.GroupSimplex(groups)`; slow tail, for teaching"
+
     name = "mirror_descent"
 
     def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,

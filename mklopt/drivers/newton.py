@@ -57,6 +57,10 @@ def newton_weights(mu: np.ndarray, a: np.ndarray, q: float) -> np.ndarray:
 class Newton(Driver):
     """Wrapper with the tutorial's diagonal Newton weight step, for :math:`\\Theta=\\{\\|\\mu\\|_q\\le1\\}`, 1 < q < ∞."""
 
+    method = ("the tutorial's Newton step for ℓq-norm MKL (Kloft et al., NIPS 2009): block norms "
+              "fixed, a diagonal-Hessian step on the Lagrangian")
+    notes = "`p` in (1, ∞); safeguarded (weights stay positive) and line-searched"
+
     name = "newton"
 
     def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,

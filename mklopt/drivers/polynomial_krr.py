@@ -38,6 +38,10 @@ __all__ = ["PolynomialKRR"]
 class PolynomialKRR(KRRProjectedGradient):
     """Projected gradient to a stationary point of the degree-2 KRR problem (no global certificate)."""
 
+    method = ("kernel ridge regression on the degree-2 combination (Σ μk Kk)∘2 (Cortes, Mohri & "
+              "Rostamizadeh, NIPS 2009): projected gradient to a stationary point")
+    notes = "non-convex: no global certificate (said in the result)"
+
     name = "polynomial_krr"
     degree = 2
     certified = False

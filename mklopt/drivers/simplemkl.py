@@ -104,6 +104,10 @@ class SimpleMKL(Driver):
         Start (scaled onto :math:`1^\\top\\mu=1`); default uniform :math:`1/M`.
     """
 
+    method = ("SimpleMKL (Rakotomamonjy et al., JMLR 2008): reduced gradient on the simplex with a "
+              "line search")
+    notes = "p = 1; more SVM solves than the cutting plane (one per line-search trial)"
+
     name = "simplemkl"
     options = {"line_search_tol": Real(0, 1, open="low")}
 

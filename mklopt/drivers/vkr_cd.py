@@ -127,6 +127,11 @@ class VKRCoordinateDescent(Driver):
         :math:`\\max(10,\\lceil m/20\\rceil)`).
     """
 
+    method = ("coordinate descent for the Voted Kernel Regularization LP (Cortes, Kuznetsov, Mohri & "
+              "Yang, Appendix C) with an exact line search")
+    notes = ("a totally corrective LP step per sweep by default (plain coordinate descent stalls on "
+             "the hinge)")
+
     name = "vkr_cd"
     losses = ("hinge",)
     options = {"lam": Real(0), "beta": Real(0), "n_add": Integer(1, optional=True)}

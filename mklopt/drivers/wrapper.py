@@ -21,6 +21,9 @@ from .inner import make_inner
 
 
 class Wrapper(Driver):
+    method = ("alternate an SVM (mklopt's SMO by default; libsvm, CVXPY or yours with `inner=`) and "
+              "the closed-form weight step (Kloft's thesis, Algorithm 3.1)")
+    notes = "fast for p > 1; at p = 1 weights reach zero only asymptotically"
     name = "wrapper"
 
     def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
