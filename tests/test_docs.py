@@ -276,3 +276,23 @@ def test_the_built_guide_shows_every_driver_in_its_table(site):
     table = page[page.index("<table"):page.index("</table>")]
     for name in DRIVERS:
         assert f'<span class="pre">{name}</span>' in table, name
+
+
+def test_the_install_pages_dependencies_and_extras_are_pyprojects():
+    """One source per fact: the install page's tables come from the package metadata,
+    which is pyproject.toml's: every core dependency with its bounds, every extra."""
+    from mklopt._docs._tables import EXTRA_PURPOSES, fill_tables
+
+    page = (REPO / "mklopt" / "_docs" / "pages" / "install.md").read_text(encoding="utf-8")
+    text = fill_tables(page, "install.md")
+    project = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    core = re.search(r"^dependencies = \[(.*?)^\]", project, re.S | re.M).group(1)
+    for spec in re.findall(r'^\s*"([^"]+)"', core, re.M):
+        name = re.match(r"[\w.\-]+", spec).group(0)
+        bounds = spec[len(name):].split(",")
+        row = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
+        assert all(b in row for b in bounds), (spec, row)
+    extras = re.search(r"^\[project\.optional-dependencies\](.*?)^\[", project, re.S | re.M).group(1)
+    for extra in re.findall(r"^(\w+) = \[", extras, re.M):
+        assert f"| `{extra}` |" in text and extra in EXTRA_PURPOSES, extra
+    assert "<!-- generated" not in text
