@@ -129,7 +129,8 @@ def test_compiled_code_caches_outside_the_installed_package(installed, numba_cac
 def test_demo_solve_and_verify_from_the_installed_wheel(installed, numba_cache, tmp_path):
     python, bin_folder, _ = installed
     env = _env(bin_folder, numba_cache)
-    demo = _run([str(bin_folder / "mklopt"), "demo"], cwd=tmp_path, env=env)
+    # every demo row, at the demo's small size (the full one is README's first command)
+    demo = _run([str(bin_folder / "mklopt"), "demo", "--small"], cwd=tmp_path, env=env)
     assert "rel_gap" in demo.stdout and (tmp_path / "mklopt_demo_convergence.png").is_file()
     code = ("import numpy as np; from sklearn.datasets import load_breast_cancer\n"
             "from sklearn.preprocessing import StandardScaler\n"
