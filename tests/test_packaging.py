@@ -2,7 +2,7 @@
 
 Builds the sdist and, from it, the wheel (``python -m build``), installs the
 wheel into a fresh virtual environment outside the checkout, and from another
-directory: imports every module, runs ``mklopt demo``, a ``mklopt solve --out``
+directory: imports every module, runs ``mklopt demo --small``, a ``mklopt solve --out``
 → ``mklopt verify`` round trip, ``python -m mklopt --version``, a chunking fit
 caching its compiled code in a user cache folder (``NUMBA_CACHE_DIR``: how an
 unwritable installed package folder is served) and ``learn_weights(..., "easymkl")``.
