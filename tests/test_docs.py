@@ -296,3 +296,11 @@ def test_the_install_pages_dependencies_and_extras_are_pyprojects():
     for extra in re.findall(r"^(\w+) = \[", extras, re.M):
         assert f"| `{extra}` |" in text and extra in EXTRA_PURPOSES, extra
     assert "<!-- generated" not in text
+
+
+def test_no_page_shows_the_builds_temporary_folder(site):
+    """Examples print the files they write: relative to the build ("figures/<example>/x.png"),
+    never the temporary staging folder a reader cannot open."""
+    shown = [str(page.relative_to(site)) for page in site.rglob("*.html")
+             if "mklopt-docs-" in page.read_text(encoding="utf-8")]
+    assert not shown, shown

@@ -146,14 +146,35 @@ def plain_title(line: str) -> str:
     return re.sub(r"``?([^`]+)``?", r"\1", line)
 
 
+#: Hidden in each executed example: its printed output names the files it wrote relative
+#: to the build folder ("figures/<example>/x.png"), not the build's temporary path.
+_RELATIVE_PATHS = """# sphinx_gallery_start_ignore
+class _RelativePaths:
+    def __init__(self, stream, prefix):
+        self.stream, self.prefix = stream, prefix
+
+    def write(self, text):
+        return self.stream.write(text.replace(self.prefix, ""))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+# sphinx_gallery_end_ignore
+
+"""
+
+
 def _with_gallery_call(source: str, original: Path, out: Path, small: bool) -> str:
     """Insert a hidden ``main(small=..., out=...)`` call before the ``__main__`` block."""
     doc = ast.get_docstring(ast.parse(original.read_text(encoding="utf-8")), clean=False) or ""
+    staging = str(out.parent.parent) + "/"
     hidden = ("# sphinx_gallery_start_ignore\n"
               f"__file__, __doc__ = {str(original)!r}, {doc!r}  # as when run as a script\n"
-              f"main(small={small!r}, out={str(out)!r})\n"
+              "import contextlib as _contextlib\n"
+              f"with _contextlib.redirect_stdout(_RelativePaths(__import__('sys').stdout, {staging!r})):\n"
+              f"    main(small={small!r}, out={str(out)!r})\n"
               '__name__ = "__gallery__"  # the __main__ block below is shown, not run again\n'
               "# sphinx_gallery_end_ignore\n\n")
+    hidden = _RELATIVE_PATHS + hidden
     marker = '\nif __name__ == "__main__":'
     at = source.rfind(marker)
     if at < 0:
