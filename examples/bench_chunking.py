@@ -2,8 +2,8 @@
 
 ℓp-MKL with the hinge loss, C = 1, certified relative gap 1e-3, on UCI Letter
 Recognition (A–M vs N–Z, standardized; ``mklopt.datasets.load("letter")``, the
-first n points). The thesis used MNIST odd vs even, which no package ships
-offline; this is a real 20,000-point set in its place.
+first n points). The thesis used MNIST odd vs even, which no package mklopt uses
+ships; this is a real 20,000-point set in its place.
 
 1. **Runtime against n** (``--ns``), 50 RBF kernels with
    :math:`2\\sigma^2 \\in 1.2^0, \\dots, 1.2^{49}`, p = 4/3 and p = 1:

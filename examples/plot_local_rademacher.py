@@ -3,7 +3,7 @@
 The protocol of Cortes, Kloft & Mohri (2013), §5.1 and Figure 2, on real data
 that ship with mklopt. The paper's own data sets (the TSS promoter data with
 its five sequence kernels, and the protein subcellular localisation sets) are
-not available offline, so this is **not** a reproduction of its numbers: every
+not shipped in any package mklopt uses, so this is **not** a reproduction of its numbers: every
 label names the data set actually used (default ``ionosphere`` and
 ``diabetes``, Pima; see :mod:`mklopt.datasets`).
 
@@ -261,7 +261,7 @@ def main(small: bool = False, out: str | Path = ".", datasets_: tuple[str, ...] 
 def print_report(report: dict) -> None:
     """Per data set: test AUC (mean ± std), accuracy, θ and trace shares of every method."""
     print("Data: UCI sets from mklopt.datasets; the paper's TSS and protein data are not "
-          "available offline, so these are not the paper's numbers.")
+          "shipped in any package mklopt uses, so these are not the paper's numbers.")
     for data in report["datasets"].values():
         n_tr, n_val, n_te = data["sizes"]
         print(f"\n{data['label']}: n_train = {n_tr}, validation {n_val}, test {n_te}, "

@@ -6,7 +6,7 @@ the column median), ``diabetes`` (Pima, 768 x 8; the paper's "pima"),
 ``ionosphere`` (351 x 34) and ``german`` (1000 examples, one-hot of the
 categorical version, d = 61 - the paper used the 24-attribute numeric version,
 so its german numbers are for an encoding we do not have). The paper's
-``ocr49`` (2000 x 196) is not available offline; ``--datasets digits49`` runs
+``ocr49`` (2000 x 196) is not shipped in any package mklopt uses; ``--datasets digits49`` runs
 scikit-learn's 8x8 digits 4 vs 9 instead, always labelled as such and printed
 with no paper numbers.
 

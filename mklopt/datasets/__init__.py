@@ -1,7 +1,7 @@
 """Small binary classification data sets shipped with mklopt, with their provenance.
 
 The UCI sets of the Voted Kernel Regularization paper's Table 1 (Cortes et al., Voted Kernel Regularization, 2015)
-that can be had offline, as float64 features and +-1 labels::
+that a Python package ships, as float64 features and +-1 labels::
 
     >>> from mklopt import datasets
     >>> X, y = datasets.load("ionosphere", return_X_y=True)

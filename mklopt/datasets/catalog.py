@@ -123,8 +123,8 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
         licence=UCI_LICENCE,
         notes="16 integer attributes in 0..15 (UCI's names); the 26 classes are split into "
               "the first and the last 13 letters, a common binary version. KEEL's row order, "
-              "not UCI's. The thesis' runtime benchmark (003, section 3.4) used MNIST odd vs "
-              "even, which no package ships offline; this is a real 20,000-point set in its "
+              "not UCI's. Kloft's thesis' runtime benchmark (section 3.4) used MNIST odd vs "
+              "even, which no package mklopt uses ships; this is a real 20,000-point set in its "
               "place, never reported as MNIST.",
         file="letter.csv.gz"),
     DatasetInfo(
@@ -165,8 +165,8 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
         citation="Alpaydin, E., Kaynak, C. (1998). Optical Recognition of Handwritten Digits "
                  "[Dataset]. UCI Machine Learning Repository. https://doi.org/10.24432/C50P49",
         licence=UCI_LICENCE,
-        notes="A stand-in for the VKR paper's 'ocr49' (2000 x 196), which is not available "
-              "offline: different images, resolution and size. Never report it as ocr49.",
+        notes="A stand-in for the VKR paper's 'ocr49' (2000 x 196), which no package mklopt "
+              "uses ships: different images, resolution and size. Never report it as ocr49.",
         stand_in_for="ocr49"),
 )}
 
@@ -210,7 +210,7 @@ def get_info(name: str) -> DatasetInfo:
     hint = ""
     stand_ins = [i.name for i in DATASETS.values() if i.stand_in_for == name]
     if stand_ins:
-        hint = (f" '{name}' itself is not available offline; '{stand_ins[0]}' is a stand-in "
+        hint = (f" '{name}' itself is not shipped in any package mklopt uses; '{stand_ins[0]}' is a stand-in "
                 f"for it (different data).")
     raise InvalidInputError(f"unknown data set {name!r}; available: "
                             f"{', '.join(sorted(DATASETS))}.{hint}")
