@@ -210,7 +210,8 @@ def get_info(name: str) -> DatasetInfo:
     hint = ""
     stand_ins = [i.name for i in DATASETS.values() if i.stand_in_for == name]
     if stand_ins:
-        hint = (f" '{name}' itself is not shipped in any package mklopt uses; '{stand_ins[0]}' is a stand-in "
+        hint = (f" '{name}' itself is not shipped in any package mklopt uses; "
+                f"'{stand_ins[0]}' is a stand-in "
                 f"for it (different data).")
     raise InvalidInputError(f"unknown data set {name!r}; available: "
                             f"{', '.join(sorted(DATASETS))}.{hint}")
