@@ -13,7 +13,8 @@ import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
-from mklopt.kernels._stack import max_asymmetry, scan_stack, sketch_vectors
+from mklopt.kernels._scan import max_asymmetry, scan_stack
+from mklopt.kernels._stack import sketch_vectors
 from mklopt.kernels.products import SPARSE_WEIGHTS, combine
 
 

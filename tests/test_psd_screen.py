@@ -20,7 +20,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 import mklopt
 from mklopt.exceptions import MKLWarning, NotPSDError
 from mklopt.kernels._psd import EXACT_MAX_N
-from mklopt.kernels._stack import screen_start
+from mklopt.kernels._scan import screen_start
 from mklopt.kernels.construct import psd_by_construction
 
 

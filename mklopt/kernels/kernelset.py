@@ -20,7 +20,8 @@ from .approximate import approximate_factors
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
-from ._stack import OwnedStack, as_stack, check_names, scan_stack, sketch_vectors, symmetrize
+from ._scan import scan_stack
+from ._stack import OwnedStack, as_stack, check_names, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
 from .rounding import DataScales
 from .products import combine, quadratic_terms
