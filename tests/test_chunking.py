@@ -96,8 +96,10 @@ def test_reference_instances(name, kind):
     assert result.history[-1]["pairs"] >= 1
 
 
-@pytest.mark.parametrize("normalization", [None, "trace", "spherical"])
-def test_lazy_kernels_are_the_dense_kernels(normalization):
+@pytest.mark.parametrize("normalization", [None, "trace", "spherical", "multiplicative"])
+def test_lazy_kernels_are_the_dense_kernels(normalization, monkeypatch):
+    # entry sums (multiplicative) in blocks of 8 columns: 7 blocks, the last one short
+    monkeypatch.setattr(mklopt.kernels.lazy, "_BLOCK_BYTES", 8 * 8 * 50)
     X, y = _data(3, n=50)
     lazy = KernelSet.from_data(X, SPECS, lazy=True, normalization=normalization)
     dense = KernelSet.from_data(X, SPECS, normalization=normalization)
@@ -195,8 +197,8 @@ def test_bad_inputs_are_refused_and_nothing_is_mutated():
         KernelSet.from_data(bad, SPECS, lazy=True)
     with pytest.raises(KernelError, match="on the fly"):
         KernelSet.from_data(X, ["sigmoid"], lazy=True)
-    with pytest.raises(KernelError, match="dense"):
-        KernelSet.from_data(X, SPECS, lazy=True, normalization="multiplicative")
+    with pytest.raises(KernelError, match="spectrum.*dense"):
+        KernelSet.from_data(X, SPECS, lazy=True, normalization="tail_sum")
     with pytest.raises(KernelError, match="chunking"):
         mklopt.fit(lazy, y, "wrapper")
     np.testing.assert_array_equal(X, X_before)
@@ -255,7 +257,11 @@ def test_estimator_chunking_on_the_fly_matches_dense(monkeypatch):
     specs = SPECS[:3]
     dense = mklopt.MKLClassifier(kernels=specs, driver="chunking", p=4 / 3, tol=1e-6).fit(X, y)
     monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)
+    sums = []  # the default multiplicative normalization, on the fly: one pass for the entry sums
+    original = LazyKernelSet.entry_sums
+    monkeypatch.setattr(LazyKernelSet, "entry_sums", lambda self: sums.append(1) or original(self))
     lazy = mklopt.MKLClassifier(kernels=specs, driver="chunking", p=4 / 3, tol=1e-6).fit(X, y)
+    assert lazy.normalization == "multiplicative" and sums == [1]
     assert lazy.result_.info["smo_pairs"] == dense.result_.info["smo_pairs"]
     np.testing.assert_allclose(lazy.weights_, dense.weights_, rtol=1e-8)
     X_test = np.random.default_rng(9).standard_normal((20, X.shape[1]))

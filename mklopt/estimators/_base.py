@@ -201,7 +201,7 @@ class MKLEstimatorBase(BaseEstimator):
         n = X.shape[0]
         if self.driver_ != "chunking" or 8.0 * len(self.kernel_specs_) * n * n <= LAZY_STACK_BYTES:
             return False
-        return self.normalization in (None, "trace", "spherical") and all(
+        return self.normalization in (None, "trace", "spherical", "multiplicative") and all(
             lazy_supported(spec, X.shape[1]) for spec in self.kernel_specs_)
 
     def _solve(self, kernel_set: KernelSet, y, loss: Loss | str, C: float = 1.0) -> MKLResult:

@@ -139,5 +139,5 @@ def _normalization(method: str | None, base: np.ndarray, names: list[str]) -> tu
                               "zero diagonal entry; use 'trace' instead.")
         return np.ones(M), 1.0 / np.sqrt(base)
     raise KernelError(
-        f"normalization {method!r} needs every kernel entry or the spectrum; kernels on the fly "
-        "support None, 'trace' and 'spherical'. Use a dense KernelSet (lazy=False) for it.")
+        f"normalization {method!r} needs the spectrum; kernels on the fly support None, 'trace', "
+        "'spherical' and 'multiplicative'. Use a dense KernelSet (lazy=False) for it.")

@@ -13,8 +13,9 @@ column :math:`K_m[:, i]` for every kernel costs one product :math:`X x_i`
 with :math:`\\|x_t-x_i\\|^2 = \\|x_t\\|^2 + \\|x_i\\|^2 - 2\\langle x_t, x_i\\rangle` clipped at 0
 (scikit-learn's ``euclidean_distances``; exactly 0 on the diagonal). Diagonals
 and traces are exact, so ``"trace"`` and ``"spherical"`` normalization are
-exact on the fly; normalizations that need every entry (``"multiplicative"``)
-or the spectrum (``"tail_sum"``) are refused with an error naming the dense path.
+exact on the fly; ``"multiplicative"`` needs the sum of every kernel's entries,
+computed once in one pass over blocks of columns (:meth:`LazyKernelSet.entry_sums`);
+``"tail_sum"`` needs the spectrum and is refused with an error naming the dense path.
 
 Everything the certificates need is here: :meth:`products` (:math:`s_m` and
 :math:`K_m c` from the columns of the non-zero entries of c), diagonals,
@@ -66,9 +67,11 @@ class LazyKernelSet(KernelSet):
         (:class:`~mklopt.kernels.views.ViewKernel`; ``gamma="scale"`` from the view's
         variance, ``1/d_v`` by default).
     names : sequence of str, optional
-    normalization : {None, "trace", "spherical"}
+    normalization : {None, "trace", "spherical", "multiplicative"}
         ``"trace"``: :math:`K_m/\\operatorname{Tr}K_m`; ``"spherical"``:
-        :math:`K(x,x')/\\sqrt{K(x,x)K(x',x')}`.
+        :math:`K(x,x')/\\sqrt{K(x,x)K(x',x')}`; ``"multiplicative"``:
+        :math:`K_m/(\\tfrac1n\\operatorname{Tr}K_m-\\tfrac1{n^2}1^\\top K_m1)` (one pass
+        over the columns at construction).
     """
 
     lazy = True
@@ -98,12 +101,17 @@ class LazyKernelSet(KernelSet):
             mine = view_of == v
             _check_precision(X[:, cols], self.kinds[mine], self.params[mine], base[mine],
                              [name for name, keep in zip(self.names, mine) if keep])
-        scale, rowscale = _normalization(normalization, base, self.names)
+        self._views, self._view_of = views, view_of
+        if normalization == "multiplicative":  # needs every entry: one pass over the columns
+            self.oracle = lazy_oracle(X, self.kinds, self.params, np.ones_like(base), np.ones(self.M),
+                                      views, view_of)
+            scale, rowscale = _multiplicative_scale(base, self.entry_sums(), self.names), np.ones_like(base)
+        else:
+            scale, rowscale = _normalization(normalization, base, self.names)
         self.normalization = normalization
         self.scales = scale
         self.rowscale = rowscale
         self._diag = scale[:, None] * rowscale**2 * base
-        self._views, self._view_of = views, view_of
         self.oracle = lazy_oracle(X, self.kinds, self.params, rowscale, scale, views, view_of)
         self.clipped: dict[str, float] = {}
         self._train_diag = base if normalization == "spherical" else None
@@ -159,6 +167,16 @@ class LazyKernelSet(KernelSet):
         add_columns(self.oracle, self._dots(), support, coef[support], Kc, NO_KERNEL_TABLE)
         return Kc @ coef, Kc
 
+    def entry_sums(self) -> np.ndarray:
+        """:math:`1^\\top K_m1` for every kernel, in one pass over blocks of columns."""
+        total = np.zeros(self.M)
+        block = max(1, _BLOCK_BYTES // (8 * max(self.n, 1)))
+        for start in range(0, self.n, block):
+            ones = np.zeros(self.n)
+            ones[start:start + block] = 1.0
+            total += self.products(ones)[1].sum(axis=1)
+        return total
+
     def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
         return self.products(coef)[0]
 
@@ -194,6 +212,16 @@ class LazyKernelSet(KernelSet):
             T = self.test_kernels(X_test[start:start + block])
             out[start:start + block] = np.tensordot(weights, T, axes=1) @ coef + bias
         return out
+
+
+def _multiplicative_scale(diagonals: np.ndarray, sums: np.ndarray, names: list[str]) -> np.ndarray:
+    """:math:`1/(\\tfrac1n\\operatorname{Tr}K_m-\\tfrac1{n^2}1^\\top K_m1)` (unit variance in feature space)."""
+    n = diagonals.shape[1]
+    variance = diagonals.sum(axis=1) / n - sums / n**2
+    bad = [names[m] for m in np.flatnonzero(~(variance > 0))]
+    if bad:
+        raise KernelError(f"cannot normalize by feature-space variance: it is not positive for kernel(s) {bad}.")
+    return 1.0 / variance
 
 
 def subset_sketch(kernels, size: int = 24) -> np.ndarray:
