@@ -72,8 +72,8 @@ class Chunking(Driver):
     method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
               "and the weight step in one loop, on a dense stack, low-rank factors or kernels "
               "computed on the fly")
-    notes = ("the hinge loss at large n (`driver=\"auto\"` picks it from 4,000 points); no n × n "
-             "matrix on the fly")
+    notes = ("the hinge loss from a few hundred points (`driver=\"auto\"` picks it from 500); no "
+             "n × n matrix on the fly")
 
     name = "chunking"
     losses = ("hinge",)

@@ -71,7 +71,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         Soft-margin constant, > 0.
     driver : str, default="auto"
         ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
-        ``"chunking"`` for the hinge loss from 4000 points or on low-rank factors,
+        ``"chunking"`` for the hinge loss from 500 points or on low-rank factors,
         otherwise the cutting plane for p = 1 and the wrapper for every other weight
         set; never the exact interior-point solve (10 to 100 times slower than
         these loops already at 150 points).
