@@ -51,8 +51,9 @@ def run(K, y, driver: str, C: float, inner: str | None) -> dict:
             "status": result.status, "rel_gap": result.rel_gap, "iterations": result.iterations}
 
 
-def main(small: bool = False, argv=None) -> list[dict]:
-    """Command-line entry; ``small=True`` runs 200 points at C = 100 with SMO only."""
+def main(small: bool = False, out=None, argv=None) -> list[dict]:
+    """Command-line entry; ``out`` is unused (this benchmark prints, it draws no figure);
+    ``small=True`` runs 200 points at C = 100 with SMO only."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--small", action="store_true", help="200 points, C = 100, SMO only (seconds)")
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
