@@ -14,13 +14,14 @@ random features with a random width (:math:`\\gamma\\in[0.02, 0.7]`), C = 1. One
 * ``validate/fit``: target at most 1 at M = 20,000 (a 6.9 GB stack).
 
 Run: ``python examples/bench_validation.py`` (M = 20,000; ``--M`` to change;
-``--small``: M = 300).
+``--small``: M = 300; the figure goes to ``--out``, default ``figures``).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -50,12 +51,28 @@ def seconds(call) -> tuple[float, object]:
     return time.perf_counter() - start, out
 
 
+def plot(row: dict, out) -> None:
+    """Bars of the measured seconds, saved as ``bench_validation.png`` in ``out``."""
+    import matplotlib.pyplot as plt
+
+    labels = ["one read", "validation", "fit (validated)", "fit (raw stack)"]
+    values = [row["read"], row["validate"], row["fit"], row["raw"]]
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.barh(labels[::-1], values[::-1])
+    ax.set(xlabel="seconds", title=f"{row['M']:,} kernels on {row['n']} points ({row['GB']:.2f} GB)")
+    fig.tight_layout()
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig.savefig(folder / "bench_validation.png", dpi=100)
+    plt.close(fig)
+
+
 def main(small: bool = False, out=None, argv=None) -> dict:
-    """Command-line entry; ``out`` is unused (this benchmark prints, it draws no figure);
-    ``small=True`` runs M = 300."""
+    """Command-line entry; ``small=True`` runs M = 300, ``out`` is the figure's folder."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--M", type=int, default=20_000, help="number of kernels (default 20,000)")
     parser.add_argument("--small", action="store_true", help="M = 300 (seconds)")
+    parser.add_argument("--out", default=None, help="folder for the figure (default: figures)")
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
     M = 300 if (small or args.small) else args.M
     K, y = sonar_stack(M)
@@ -71,6 +88,7 @@ def main(small: bool = False, out=None, argv=None) -> dict:
     print(f"{M:>7} {row['n']:>4} {row['GB']:5.2f} {read:7.2f} {validate:10.2f} {row['per_kernel_ms']:9.3f} "
           f"{fit:6.2f} {raw:9.2f} {validate / fit:12.2f}  {result.status} ({result.iterations} iterations, "
           f"rel_gap {result.rel_gap:.1e}; raw: {raw_result.status}); PSD test: {kernels.validated_by}")
+    plot(row, out or args.out or "figures")
     return row
 
 
