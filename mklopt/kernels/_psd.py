@@ -37,7 +37,7 @@ import scipy.linalg
 from ..exceptions import KernelError, NotPSDError
 from ._small_kernels import SMALL_N, cholesky_screen
 from ._scan import screen_start
-from ._stack import map_kernels, single_blas_thread
+from ._stack import map_kernels
 from .spectra import eigh
 
 __all__ = ["PSD_CHECKS", "EXACT_MAX_N", "check_psd", "lanczos_extremes", "lanczos_screen"]
@@ -123,8 +123,7 @@ def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float
         return None if (_cholesky_ok(K, noise) if exact else lo >= -noise) else noise
 
     if n <= EXACT_MAX_N:  # many small kernels: one compiled loop, LAPACK's Cholesky on every core
-        with single_blas_thread():
-            cleared, noise_levels = cholesky_screen(stack, scale, NOISE_FACTOR * eps * n)
+        cleared, noise_levels = cholesky_screen(stack, scale, NOISE_FACTOR * eps * n)
         levels = [None if ok else float(level) for ok, level in zip(cleared, noise_levels)]
     elif method == "lanczos":  # a chain of in-cache gemv per kernel: one kernel per core
         levels = map_kernels(suspect, stack.shape[0])

@@ -20,7 +20,7 @@ import scipy.linalg
 
 from ..exceptions import KernelError
 from ._small_kernels import SMALL_N, scan_small
-from ._stack import map_kernels, single_blas_thread, sketch_vectors
+from ._stack import map_kernels, sketch_vectors
 
 __all__ = ["Scan", "Screen", "scan_stack", "screen_start", "max_asymmetry", "MAX_MAGNITUDE",
            "NOISE_ASYMMETRY_ULPS"]
@@ -102,8 +102,7 @@ def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None)
 
 def _small_visits(stack: np.ndarray, symmetric: bool, W: np.ndarray) -> list[_Visit]:
     """:func:`_visit` of every kernel of order <= SMALL_N, in one compiled loop."""
-    with single_blas_thread():
-        hi, lo, finite, asymmetry, sketch = scan_small(stack, W)
+    hi, lo, finite, asymmetry, sketch = scan_small(stack, W)
     if not symmetric:
         asymmetry[:] = 0.0
     return [_Visit(float(hi[m]), float(lo[m]) if finite[m] else np.nan, float(asymmetry[m]), sketch[m])

@@ -29,15 +29,13 @@ symbol name so that the compiled loop can be cached on disk.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import llvmlite.binding as llvm
 import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
 from ._compile_lock import locked_cache
+from ._stack import map_kernels
 
 __all__ = ["cholesky_screen", "scan_small", "SMALL_N", "POWER_STEPS"]
 
@@ -136,17 +134,10 @@ def _sketch(K, W, out):
 
 
 def _over_chunks(work, M: int) -> None:
-    """``work(part)`` for consecutive slices of :data:`CHUNK` kernels, one thread per core
-    (the compiled loops release the GIL)."""
+    """``work(part)`` for consecutive slices of :data:`CHUNK` kernels, one thread per core and
+    BLAS on one thread inside (:func:`~mklopt.kernels._stack.map_kernels`; the loops release the GIL)."""
     parts = [slice(start, min(start + CHUNK, M)) for start in range(0, M, CHUNK)]
-    workers = min(len(parts), os.cpu_count() or 1)
-    if workers <= 1:
-        for part in parts:
-            work(part)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for _ in pool.map(work, parts):
-            pass
+    map_kernels(lambda i: work(parts[i]), len(parts))
 
 
 def scan_small(stack: np.ndarray, W: np.ndarray):
