@@ -10,7 +10,9 @@ others are nearly done.
 from __future__ import annotations
 
 import os
+import signal
 
+import pytest
 from threadpoolctl import threadpool_limits
 
 #: Files that take minutes on two cores (the site's build runs every example; the
@@ -45,3 +47,21 @@ def pytest_collection_modifyitems(session, config, items):
         return LONG_FILES.index(name) if name in LONG_FILES else len(LONG_FILES)
 
     items.sort(key=rank)  # stable: the order inside each file is kept
+
+
+def _as_from_a_terminal() -> None:
+    """In a child process: SIGINT delivered and handled by default, as in a shell."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@pytest.fixture
+def sigint_as_in_a_terminal():
+    """SIGINT raises KeyboardInterrupt here; the fixture's value, a ``preexec_fn``, does the same
+    for a child. A runner started in the background ignores SIGINT, and children inherit that."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    yield _as_from_a_terminal
+    signal.signal(signal.SIGINT, previous)
+    if signal.SIGINT in blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})

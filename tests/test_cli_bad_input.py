@@ -231,13 +231,6 @@ def test_plain_entry_point_agrees_with_the_runner(files, tmp_path):
     assert "is not a valid .npz" in done.stderr and not out.exists()
 
 
-def _as_from_a_terminal() -> None:
-    """In the child: SIGINT delivered and handled by default, as in a shell, whatever the
-    test runner's own signal state (ignored or blocked dispositions are inherited)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 def _signal_state(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/status") as status:
@@ -246,7 +239,7 @@ def _signal_state(pid: int) -> str:
         return str(exc)
 
 
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path, sigint_as_in_a_terminal):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((1000, 5))
     y = np.where(X[:, 0] * X[:, 1] + 0.5 * rng.standard_normal(1000) > 0, 1, -1)
@@ -260,7 +253,7 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
                              str(tmp_path / "big.npz"), "--C", "100", "--driver", "wrapper",
                              "--tol", "1e-12", "--max-iter", "1000000", "--time-limit", "60",
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=_as_from_a_terminal)
+                            text=True, preexec_fn=sigint_as_in_a_terminal)
     try:
         first = proc.stdout.readline()  # printed once the instance is loaded and the solve starts
         assert first.startswith("solving:"), first

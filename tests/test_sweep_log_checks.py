@@ -111,7 +111,7 @@ def test_sweep_resume_with_a_lambda_scorer_is_a_clear_error(tmp_path):
               scoring=lambda est, X, y: 1.0)
 
 
-def test_ctrl_c_silences_dask_shutdown_tracebacks_then_restores_them():
+def test_ctrl_c_silences_dask_shutdown_tracebacks_then_restores_them(sigint_as_in_a_terminal):
     """Ctrl-C while a client runs: Dask's loggers are off before Dask sees the interrupt.
 
     Dask cancels the interrupted wait from its event-loop thread, which can log a

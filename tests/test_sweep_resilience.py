@@ -233,7 +233,7 @@ def _sweep_argv(npz, out) -> list[str]:
             "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
 
 
-def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path):
+def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path, sigint_as_in_a_terminal):
     """SIGINT to a CLI child after some fits: exit 130, one line; --resume runs only the rest."""
     import subprocess
     import sys
@@ -242,7 +242,8 @@ def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path):
     np.savez(npz, X=data[0], y=data[1])
     out, full = tmp_path / "cut.csv", tmp_path / "full.csv"
     command = [sys.executable, "-m", "mklopt.cli", *_sweep_argv(npz, out)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=sigint_as_in_a_terminal)
     log = fits_path(out)
     deadline = time.monotonic() + 180
     while _rows(log) < 3 and time.monotonic() < deadline and child.poll() is None:
