@@ -35,7 +35,7 @@ __all__ = ["smo_chunk", "violation"]
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _column(oracle, dots, table, cache, mu, i):
     slot, hit = cached_slot(cache, i)
     column = cache[0][slot]
@@ -45,7 +45,7 @@ def _column(oracle, dots, table, cache, mu, i):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_index(y, alpha, ghat, C):
     """``(i, F_i, violation)``: the maximal F over indices that may rise, and max F - min F."""
     i, high, low = -1, -np.inf, np.inf
@@ -65,14 +65,14 @@ def _first_index(y, alpha, ghat, C):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def violation(y, alpha, ghat, C):
     """SMO's optimality measure :math:`\\max_{up}F - \\min_{low}F` at fixed weights."""
     return _first_index(y, alpha, ghat, C)[2]
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau):
     j, best = -1, -np.inf
     for t in range(y.shape[0]):
@@ -89,7 +89,7 @@ def _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _record(delta, touched, count, t, change):
     if not touched[t]:
         touched[t] = True
@@ -99,7 +99,7 @@ def _record(delta, touched, count, t, change):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smo_chunk(oracle, dots, table, cache, mu, y, C, alpha, ghat, dmu, delta, touched, count,
               max_pairs, eps, tau=1e-12):
     """Up to ``max_pairs`` SMO updates at weights ``mu``; ``(pairs, violation)``.

@@ -41,9 +41,11 @@ from ._smo import smo_chunk
 from .base import Driver, Step
 from .lp_master import LPMaster, polyhedral_set
 
-__all__ = ["Chunking"]
+__all__ = ["Chunking", "CACHE_MB"]
 
 _MIN_EPS = 1e-12
+#: Default memory for cached kernel columns, in MB.
+CACHE_MB = 256.0
 
 
 class Chunking(Driver):
@@ -82,7 +84,7 @@ class Chunking(Driver):
     default_max_iter = 100_000
 
     def __init__(self, data: MKLData, *, tol: float = 1e-4, Q: int | None = None,
-                 cache_mb: float = 256.0, init_weights=None, init_alpha=None, max_cuts: int = 500,
+                 cache_mb: float = CACHE_MB, init_weights=None, init_alpha=None, max_cuts: int = 500,
                  inner=None, backend=None) -> None:
         super().__init__(data)
         n, M = data.n, data.M

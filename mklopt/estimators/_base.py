@@ -208,8 +208,10 @@ class MKLEstimatorBase(BaseEstimator):
         return self.normalization in (None, "trace", "spherical", "multiplicative") and all(
             lazy_supported(spec, X.shape[1]) for spec in self.kernel_specs_)
 
-    def _solve(self, kernel_set: KernelSet, y, loss: Loss | str, C: float = 1.0) -> MKLResult:
-        """One certified MKL problem on the training kernels, exact or by an outer loop."""
+    def _solve(self, kernel_set: KernelSet, y, loss: Loss | str, C: float = 1.0,
+               **driver_options: Any) -> MKLResult:
+        """One certified MKL problem on the training kernels, exact or by an outer loop
+        (``driver_options`` go to the outer loop's driver)."""
         common = dict(C=C, p=self.p, regularizer=self.regularizer, backend=self.backend, loss=loss)
         if self.driver_ == EXACT:
             reg = as_regularizer(self.regularizer, self.p)
@@ -224,7 +226,7 @@ class MKLEstimatorBase(BaseEstimator):
             driver = "wrapper"
         tol = 1e-4 if self.tol is None else self.tol
         result = _fit_loop(kernel_set, y, driver, tol=tol, max_iter=self.max_iter,
-                           progress=bool(getattr(self, "verbose", 0)), **common, **extra)
+                           progress=bool(getattr(self, "verbose", 0)), **common, **extra, **driver_options)
         if driver != self.driver_:
             result.info["weights_method"] = self.driver_
         if result.status in _NOT_CONVERGED:

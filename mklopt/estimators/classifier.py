@@ -17,6 +17,8 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_C
+from ..drivers.chunking import CACHE_MB
+from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
 from ..regularizers import Regularizer
 from ._base import AUTO, MKLEstimatorBase
@@ -104,8 +106,13 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         problem with the ``"ovr_hinge"`` loss, all classes sharing one weight
         vector (one offset per class). Ignored for two classes.
     n_jobs : int, optional
-        Threads solving the one-vs-rest problems in parallel (joblib; None: 1,
-        -1: all cores). libsvm and the BLAS passes release the GIL.
+        Threads solving the one-vs-rest problems in parallel (joblib; -1: all
+        cores). libsvm, the BLAS passes and the compiled interleaved core release
+        the GIL. None: one class at a time, except on the interleaved core
+        (``driver="chunking"``, which ``"auto"`` picks from 500 points), whose
+        classes run side by side on numba's threads (``NUMBA_NUM_THREADS``;
+        :mod:`mklopt.drivers.core_threads`), sharing the kernels and, computed
+        on the fly, the column cache's memory. Either way the result is the same.
     verbose : int, default=0
         > 0 shows a progress bar with the certified gap for outer loops.
     rank : int, optional
@@ -218,8 +225,13 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
             return [self._solve(kernel_set, y, self._loss_name(), self.C)]
         from joblib import Parallel, delayed  # threads: the kernel stack is shared
 
-        return Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C)
+        jobs, options = self.n_jobs, {}
+        if self.driver_ == "chunking" and jobs is None:  # the compiled core: every core by default
+            jobs = core_threads(self.classes_.size)
+            if jobs > 1 and getattr(kernel_set, "lazy", False):  # the classes running at once share the column memory
+                options["cache_mb"] = CACHE_MB / jobs
+        return Parallel(n_jobs=jobs, prefer="threads")(
+            delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C, **options)
             for c in self.classes_)
 
     # ------------------------------------------------------------ predict

@@ -65,7 +65,7 @@ def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray, offset: int 
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_table(oracle, mu, table):
     """Tabulate :math:`\\varphi_\\mu` and :math:`\\varphi_\\mu'` for the weights ``mu``."""
     tabulated, spec, knots, values, slopes = table
@@ -101,7 +101,7 @@ def _hermite(D, knots, low, last):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_column(oracle, table, i, dot, out):
     """``out = phi_mu(D[:, i])`` by cubic Hermite interpolation (exactly ``phi_mu(0)`` at t = i)."""
     _, spec, knots, values, slopes = table
@@ -144,7 +144,7 @@ NO_KERNEL_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zer
 
 
 @locked_cache
-@njit(cache=True, parallel=True, fastmath={"nnan", "ninf", "nsz", "contract"})
+@njit(cache=True, parallel=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
 def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
     """``G[m] += sum_k delta[k] K_m[:, index[k]]`` for the tabulated kernels, by interpolation.
 

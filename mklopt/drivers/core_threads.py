@@ -1,0 +1,49 @@
+"""How many threads may run the compiled core at once (problems side by side).
+
+The interleaved core's compiled loops (:mod:`mklopt.drivers._smo`,
+:mod:`mklopt.kernels.columns`) release the GIL, so independent problems on the
+same kernels — the classes of a one-vs-rest fit — run side by side on threads,
+sharing the kernel data without copies. Their per-kernel passes are themselves
+numba ``parallel`` loops; two threads may launch those at once only on a
+thread-safe numba threading layer (OpenMP or TBB, which numba's pip wheels
+load; not the ``workqueue`` fallback), otherwise the problems run one at a time.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numba
+
+__all__ = ["core_threads", "threadsafe_layer"]
+
+_THREADSAFE = ("omp", "tbb")
+
+
+def threadsafe_layer() -> bool:
+    """True when numba's threading layer (started or the one it will start) is thread-safe."""
+    try:
+        return numba.threading_layer() in _THREADSAFE
+    except ValueError:  # not started yet: numba takes the first that loads of its choice
+        pass
+    choice = str(numba.config.THREADING_LAYER).lower()
+    if choice in _THREADSAFE:
+        return True  # numba refuses to start without it
+    if choice not in ("default", "safe", "threadsafe", "forksafe"):
+        return False
+    candidates = ("tbbpool",) if choice == "safe" else ("tbbpool", "omppool")
+    for module in candidates:
+        try:
+            importlib.import_module(f"numba.np.ufunc.{module}")
+            return True
+        except ImportError:
+            continue
+    return False
+
+
+def core_threads(problems: int) -> int:
+    """Threads for ``problems`` independent core problems: numba's thread count
+    (``NUMBA_NUM_THREADS``, :func:`numba.set_num_threads`) on a thread-safe layer, else 1."""
+    if problems <= 1 or not threadsafe_layer():
+        return 1
+    return max(1, min(int(numba.get_num_threads()), int(problems)))

@@ -1,0 +1,71 @@
+"""The compiled core on several threads: one-vs-rest classes side by side (issue 35, points 3 and 6).
+
+The reference is the same estimator solving one class at a time (``n_jobs=1``):
+threads change nothing in any class's problem, so every number must be equal, and
+each class is certified against the dense kernels by :func:`mklopt.certify`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import mklopt
+from mklopt.drivers import chunking, core_threads
+from mklopt.estimators import _base
+
+SPECS = [("rbf", {"gamma": 0.1}), ("rbf", {"gamma": 1.0}), "linear"]
+
+
+def _three_classes(n: int = 120, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.standard_normal(n), [-0.3, 0.7])
+    return X, y
+
+
+def _spy_cache_mb(monkeypatch) -> list:
+    seen = []
+    original = chunking.Chunking.__init__
+
+    def init(self, data, **options):
+        seen.append(options.get("cache_mb", chunking.CACHE_MB))
+        original(self, data, **options)
+
+    monkeypatch.setattr(chunking.Chunking, "__init__", init)
+    return seen
+
+
+@pytest.mark.parametrize("on_the_fly", [False, True])
+def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, on_the_fly):
+    if on_the_fly:
+        monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)
+    X, y = _three_classes()
+    common = dict(kernels=SPECS, driver="chunking", p=4 / 3, C=10.0, tol=1e-6)
+    seen = _spy_cache_mb(monkeypatch)
+    threaded = mklopt.MKLClassifier(**common).fit(X, y)
+    jobs = core_threads.core_threads(3)
+    assert jobs == (min(numba.get_num_threads(), 3) if core_threads.threadsafe_layer() else 1)
+    expected = chunking.CACHE_MB / jobs if on_the_fly and jobs > 1 else chunking.CACHE_MB
+    assert seen == [expected] * 3
+    single = mklopt.MKLClassifier(**common, n_jobs=1).fit(X, y)
+    np.testing.assert_array_equal(threaded.weights_, single.weights_)
+    np.testing.assert_array_equal(threaded.dual_coef_, single.dual_coef_)
+    np.testing.assert_array_equal(threaded.intercept_, single.intercept_)
+    dense = mklopt.KernelSet.from_data(X, SPECS).normalized("multiplicative")
+    for c, result in zip(threaded.classes_, threaded.result_):
+        labels = np.where(y == c, 1.0, -1.0)
+        cert = mklopt.certify(dense, labels, result.weights, result.alpha, p=4 / 3, C=10.0)
+        assert cert.certified(1e-6) and cert.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-12)
+
+
+def test_one_thread_where_numbas_threading_layer_is_not_thread_safe(monkeypatch):
+    monkeypatch.setattr(numba, "threading_layer", lambda: "workqueue")
+    assert not core_threads.threadsafe_layer() and core_threads.core_threads(10) == 1
+
+
+def test_threads_never_exceed_the_problems_or_numbas_thread_count(monkeypatch):
+    monkeypatch.setattr(core_threads, "threadsafe_layer", lambda: True)
+    assert core_threads.core_threads(1) == 1
+    assert core_threads.core_threads(10**6) == numba.get_num_threads()
