@@ -69,3 +69,17 @@ def test_threads_never_exceed_the_problems_or_numbas_thread_count(monkeypatch):
     monkeypatch.setattr(core_threads, "threadsafe_layer", lambda: True)
     assert core_threads.core_threads(1) == 1
     assert core_threads.core_threads(10**6) == numba.get_num_threads()
+
+
+def test_auto_picks_the_core_earlier_for_classes_side_by_side(monkeypatch):
+    """500 points for one problem; one-vs-rest classes on T threads from 500 / T, at least 200."""
+    monkeypatch.setattr(_base, "core_threads", lambda problems: 2 if problems > 1 else 1)
+    X, y = _three_classes(n=260, seed=1)
+    threaded = mklopt.MKLClassifier(kernels=SPECS).fit(X, y)
+    binary = mklopt.MKLClassifier(kernels=SPECS).fit(X, np.where(y == 0, 1.0, -1.0))
+    one_at_a_time = mklopt.MKLClassifier(kernels=SPECS, n_jobs=1).fit(X, y)
+    assert (threaded.driver_, binary.driver_, one_at_a_time.driver_) == ("chunking", "cutting_plane",
+                                                                        "cutting_plane")
+    monkeypatch.setattr(_base, "core_threads", lambda problems: 16)
+    assert mklopt.MKLClassifier(kernels=SPECS).fit(X[:199], y[:199]).driver_ == "cutting_plane"
+    assert all(r.rel_gap <= 1e-4 for r in threaded.result_ + one_at_a_time.result_)

@@ -73,8 +73,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         Soft-margin constant, > 0.
     driver : str, default="auto"
         ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
-        ``"chunking"`` for the hinge loss from 500 points or on low-rank factors,
-        otherwise the cutting plane for p = 1 and the wrapper for every other weight
+        ``"chunking"`` for the hinge loss from 500 points (one-vs-rest classes on
+        T threads: from 500 / T, at least 200) or on low-rank factors, otherwise the cutting plane for p = 1 and the wrapper for every other weight
         set; never the exact interior-point solve (10 to 100 times slower than
         these loops already at 150 points).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
@@ -109,7 +109,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         Threads solving the one-vs-rest problems in parallel (joblib; -1: all
         cores). libsvm, the BLAS passes and the compiled interleaved core release
         the GIL. None: one class at a time, except on the interleaved core
-        (``driver="chunking"``, which ``"auto"`` picks from 500 points), whose
+        (``driver="chunking"``, which ``"auto"`` picks for a few hundred points), whose
         classes run side by side on numba's threads (``NUMBA_NUM_THREADS``;
         :mod:`mklopt.drivers.core_threads`), sharing the kernels and, computed
         on the fly, the column cache's memory. Either way the result is the same.
@@ -218,6 +218,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
         return self
+
+    def _core_problems(self) -> int:
+        ovr = self.multiclass == "ovr" and self.n_jobs is None
+        return int(self.classes_.size) if ovr and self.classes_.size > 2 else 1
 
     def _solve_classes(self, kernel_set, y) -> list:
         """One problem (binary, or multiclass with shared weights), or one per class (ovr)."""
