@@ -1,21 +1,28 @@
 """The compiled α-step of interleaved MKL: SMO pair updates at fixed weights (the Large n guide).
 
-At weights μ the SVM dual is :math:`\\max\\, 1^\\top\\alpha - \\tfrac12 (y\\circ\\alpha)^\\top
-K_\\mu (y\\circ\\alpha)` over :math:`0\\le\\alpha\\le C`, :math:`y^\\top\\alpha=0`. With the
-combined gradient :math:`\\hat g = K_\\mu(y\\circ\\alpha)` write :math:`F_t = y_t - \\hat g_t`.
-Moving :math:`y\\circ\\alpha` by :math:`\\lambda(e_i - e_j)` keeps :math:`y^\\top\\alpha = 0` and
-raises the dual by :math:`\\lambda b - \\tfrac12\\lambda^2 a` with :math:`b = F_i - F_j`,
-:math:`a = K_\\mu(i,i) + K_\\mu(j,j) - 2K_\\mu(i,j)`. The pair is libsvm's (Fan, Chen &
-Lin 2005): :math:`i` maximizes :math:`F` over the indices that may move up, :math:`j`
-maximizes the second-order gain :math:`b^2/a` over those that may move down with
-:math:`F_j < F_i`; the step :math:`\\lambda = \\min(b/a, \\text{room}_i, \\text{room}_j)` is
-exact. SMO at this μ is optimal to ``eps`` when :math:`\\max_{up}F - \\min_{low}F \\le`
+At weights μ the loss's dual is libsvm's general problem (Chang & Lin, "LIBSVM: a library
+for support vector machines", ACM TIST 2011, Sect. 4.1; :class:`~mklopt.losses.smo_form.SmoForm`)
+
+.. math::
+
+    \\min_\\beta\\ \\tfrac12 \\beta^\\top Q \\beta + p^\\top \\beta \\quad\\text{s.t.}\\quad
+    s^\\top\\beta = \\Delta,\\ 0 \\le \\beta \\le u, \\qquad Q_{tv} = s_t s_v K_\\mu[r_t, r_v],
+
+each variable tied to a data point :math:`r_t` (the hinge: :math:`\\beta = \\alpha`, :math:`s = y`,
+:math:`p = -1`; ε-SVR two variables per point; one-class :math:`s = 1`, :math:`p = 0`). With the
+combined gradient :math:`\\hat g = K_\\mu w`, :math:`w_k = \\sum_{r_t = k} s_t\\beta_t` (the point
+weights, :math:`y\\circ\\alpha` for the hinge), write :math:`F_t = -s_t p_t - \\hat g_{r_t}`. The
+pair is libsvm's (Fan, Chen & Lin 2005): :math:`i` maximizes :math:`F` over the variables that
+may move up, :math:`j` maximizes the second-order gain :math:`b^2/a`,
+:math:`b = F_i - F_j > 0`, :math:`a = K_\\mu(r_i,r_i) + K_\\mu(r_j,r_j) - 2K_\\mu(r_i,r_j)`, over
+those that may move down; the step :math:`\\lambda = \\min(b/a, \\text{room}_i, \\text{room}_j)`
+is exact. SMO at this μ is optimal to ``eps`` when :math:`\\max_{up}F - \\min_{low}F \\le`
 ``eps``.
 
-Each pair needs the columns :math:`K_\\mu[:, i]`, :math:`K_\\mu[:, j]` (an LRU cache,
+Each pair needs the columns :math:`K_\\mu[:, r_i]`, :math:`K_\\mu[:, r_j]` (an LRU cache,
 valid while μ is fixed) and changes :math:`\\hat g` by
-:math:`\\lambda(K_\\mu[:, i] - K_\\mu[:, j])`; the change of :math:`y\\circ\\alpha` is
-accumulated in ``delta`` over the touched indices so that the per-kernel
+:math:`\\lambda(K_\\mu[:, r_i] - K_\\mu[:, r_j])`; the change of :math:`w` is
+accumulated in ``delta`` over the touched points so that the per-kernel
 gradients can be brought up to date once per chunk
 (:func:`mklopt.kernels.columns.add_columns`).
 
@@ -46,17 +53,17 @@ def _column(oracle, dots, table, cache, mu, i):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _first_index(y, alpha, ghat, C):
-    """``(i, F_i, violation)``: the maximal F over indices that may rise, and max F - min F."""
+def _first_index(rows, signs, base, upper, beta, ghat):
+    """``(i, F_i, violation)``: the maximal F over variables that may rise, and max F - min F."""
     i, high, low = -1, -np.inf, np.inf
-    for t in range(y.shape[0]):
-        F = y[t] - ghat[t]
-        a = alpha[t]
+    for t in range(beta.shape[0]):
+        F = base[t] - ghat[rows[t]]
+        b, u = beta[t], upper[t]
         # written out, not as helper calls: numba does not inline them (4x slower passes)
-        if y[t] > 0:
-            rise, fall = a < C, a > 0.0
+        if signs[t] > 0.0:
+            rise, fall = b < u, b > 0.0
         else:
-            rise, fall = a > 0.0, a < C
+            rise, fall = b > 0.0, b < u
         if rise and F > high:
             i, high = t, F
         if fall and F < low:
@@ -66,22 +73,23 @@ def _first_index(y, alpha, ghat, C):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def violation(y, alpha, ghat, C):
+def violation(rows, signs, base, upper, beta, ghat):
     """SMO's optimality measure :math:`\\max_{up}F - \\min_{low}F` at fixed weights."""
-    return _first_index(y, alpha, ghat, C)[2]
+    return _first_index(rows, signs, base, upper, beta, ghat)[2]
 
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau):
+def _second_index(rows, signs, base, upper, beta, ghat, high, Ki, ri, dmu, tau):
     j, best = -1, -np.inf
-    for t in range(y.shape[0]):
-        if not ((alpha[t] > 0.0) if y[t] > 0 else (alpha[t] < C)):  # may fall
+    for t in range(beta.shape[0]):
+        if not ((beta[t] > 0.0) if signs[t] > 0.0 else (beta[t] < upper[t])):  # may fall
             continue
-        b = high - (y[t] - ghat[t])
+        rt = rows[t]
+        b = high - (base[t] - ghat[rt])
         if b <= 0.0:
             continue
-        a = dmu[i] + dmu[t] - 2.0 * Ki[t]
+        a = dmu[ri] + dmu[rt] - 2.0 * Ki[rt]
         gain = b * b / (a if a > 0.0 else tau)
         if gain > best:
             j, best = t, gain
@@ -100,41 +108,44 @@ def _record(delta, touched, count, t, change):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def smo_chunk(oracle, dots, table, cache, mu, y, C, alpha, ghat, dmu, delta, touched, count,
-              max_pairs, eps, tau=1e-12):
+def smo_chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, ghat, dmu, delta,
+              touched, count, max_pairs, eps, tau=1e-12):
     """Up to ``max_pairs`` SMO updates at weights ``mu``; ``(pairs, violation)``.
 
-    ``alpha`` and ``ghat`` are updated in place; ``delta`` accumulates the change
-    of :math:`y\\circ\\alpha`, ``touched``/``count`` list the indices it touched
+    ``beta`` and ``ghat`` are updated in place; ``delta`` accumulates the change
+    of the point weights :math:`w`, ``touched``/``count`` list the points it touched
     (``count[0]`` of them, in ``count[1:]``). Stops early when the violation is
     at most ``eps`` (SMO optimal at these weights).
     """
     pairs, gap = 0, np.inf
     while pairs < max_pairs:
-        i, high, gap = _first_index(y, alpha, ghat, C)
+        i, high, gap = _first_index(rows, signs, base, upper, beta, ghat)
         if i < 0 or gap <= eps:
             break
-        Ki = _column(oracle, dots, table, cache, mu, i)
-        j = _second_index(y, alpha, ghat, C, high, Ki, i, dmu, tau)
+        ri = rows[i]
+        Ki = _column(oracle, dots, table, cache, mu, ri)
+        j = _second_index(rows, signs, base, upper, beta, ghat, high, Ki, ri, dmu, tau)
         if j < 0:
             break
-        Kj = _column(oracle, dots, table, cache, mu, j)
-        a = dmu[i] + dmu[j] - 2.0 * Ki[j]
-        step = (high - (y[j] - ghat[j])) / (a if a > 0.0 else tau)
-        room_i = C - alpha[i] if y[i] > 0 else alpha[i]
-        room_j = alpha[j] if y[j] > 0 else C - alpha[j]
+        rj = rows[j]
+        a = dmu[ri] + dmu[rj] - 2.0 * Ki[rj]
+        step = (high - (base[j] - ghat[rj])) / (a if a > 0.0 else tau)
+        room_i = upper[i] - beta[i] if signs[i] > 0.0 else beta[i]
+        room_j = beta[j] if signs[j] > 0.0 else upper[j] - beta[j]
         step = min(step, room_i, room_j)
         if step == room_i:  # exactly at the bound, not within rounding of it
-            alpha[i] = C if y[i] > 0 else 0.0
+            beta[i] = upper[i] if signs[i] > 0.0 else 0.0
         else:
-            alpha[i] += y[i] * step
+            beta[i] += signs[i] * step
         if step == room_j:
-            alpha[j] = 0.0 if y[j] > 0 else C
+            beta[j] = 0.0 if signs[j] > 0.0 else upper[j]
         else:
-            alpha[j] -= y[j] * step
-        for t in range(ghat.shape[0]):
-            ghat[t] += step * (Ki[t] - Kj[t])
-        _record(delta, touched, count, i, step)
-        _record(delta, touched, count, j, -step)
+            beta[j] -= signs[j] * step
+        if ri != rj:  # two variables of one point (SVR's pair) leave w as it is
+            Kj = _column(oracle, dots, table, cache, mu, rj)
+            for t in range(ghat.shape[0]):
+                ghat[t] += step * (Ki[t] - Kj[t])
+            _record(delta, touched, count, ri, step)
+            _record(delta, touched, count, rj, -step)
         pairs += 1
     return pairs, gap

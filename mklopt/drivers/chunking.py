@@ -1,12 +1,14 @@
 """Interleaved optimization: θ-steps inside the SVM's decomposition solver (thesis Alg. 3.2, D.1).
 
-The state is :math:`\\alpha`, the weights μ and one gradient per kernel
-:math:`g_m = K_m(y\\circ\\alpha)` (M × n floats: no n × n matrix is formed). Each
+The state is the SMO variables of the loss (:meth:`~mklopt.losses.Loss.smo_forms`:
+:math:`\\alpha` for the hinge and one-class losses, :math:`(\\alpha^+, \\alpha^-)` for ε-SVR), the
+weights μ and one gradient per kernel :math:`g_m = K_m w` (:math:`w` the point weights,
+:math:`y\\circ\\alpha` for the hinge; M × n floats: no n × n matrix is formed). Each
 iteration is
 
 1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt.drivers._smo`, compiled),
    after which the per-kernel gradients are updated from the touched indices only;
-2. the certificate from the gradients alone: :math:`s_m = (y\\circ\\alpha)^\\top g_m`,
+2. the certificate from the gradients alone: :math:`s_m = w^\\top g_m`,
    :math:`f = \\sum_m\\mu_m g_m`, the exact bias (the Certificates page). When it reaches
    ``tol``, the pair is re-certified from the kernels themselves (α projected,
    gradients recomputed exactly) and the loop stops only if that certifies;
@@ -54,7 +56,8 @@ class Chunking(Driver):
     Parameters
     ----------
     data : MKLData
-        Hinge loss; the kernels a :class:`~mklopt.kernels.KernelSet`,
+        A loss with one SMO form (hinge, ε-insensitive, one-class); the kernels a
+        :class:`~mklopt.kernels.KernelSet`,
         :class:`~mklopt.kernels.factorset.FactorKernelSet` or
         :class:`~mklopt.kernels.lazy.LazyKernelSet`.
     tol : float
@@ -74,11 +77,11 @@ class Chunking(Driver):
     method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
               "and the weight step in one loop, on a dense stack, low-rank factors or kernels "
               "computed on the fly")
-    notes = ("the hinge loss from a few hundred points (`driver=\"auto\"` picks it from 500); no "
-             "n × n matrix on the fly")
+    notes = ("the hinge, ε-insensitive and one-class losses from a few hundred points "
+             "(`driver=\"auto\"` picks it from 500, one-class from 1,000); no n × n matrix on the fly")
 
     name = "chunking"
-    losses = ("hinge",)
+    losses = ("hinge", "epsilon_insensitive", "one_class")
     options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
                "cache_mb": Real(0, open="low")}
     default_max_iter = 100_000
@@ -98,7 +101,9 @@ class Chunking(Driver):
             self.table, self.oracle[8][:, 0], self.oracle[10])
         self.diag = kernel_diagonals(data.kernels)
         self.y = np.asarray(data.y, dtype=float)
-        self.alpha, self.G = np.zeros(n), np.zeros((M, n))
+        self.form = data.loss.smo_forms(self.y, data.C)[0]
+        self.base = self.form.base
+        self.beta, self.G = np.zeros(self.form.start.size), np.zeros((M, n))
         self.ghat, self.dmu = np.zeros(n), np.zeros(n)
         self.delta, self.touched = np.zeros(n), np.zeros(n, dtype=np.bool_)
         self.count = np.zeros(n + 1, dtype=np.int64)
@@ -109,14 +114,21 @@ class Chunking(Driver):
         self.cuts: list[tuple[float, np.ndarray]] = []
         self.pairs = 0
         self._exact: Certificate | None = None
-        if init_alpha is not None:
-            self._set_alpha(data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C))
+        start = self.form.start if init_alpha is None else data.loss.smo_betas(
+            data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)[0]
+        self._set_beta(start)
 
     # ------------------------------------------------------------- state
-    def _set_alpha(self, alpha: np.ndarray) -> None:
-        """Replace α and recompute every per-kernel gradient exactly from its non-zero entries."""
-        self.alpha[:] = alpha
-        coef = self.y * alpha
+    @property
+    def alpha(self) -> np.ndarray:
+        """The loss's dual variables from the SMO variables."""
+        return self.data.loss.smo_alpha([self.beta], self.y)
+
+    def _set_beta(self, beta: np.ndarray) -> None:
+        """Replace the SMO variables and recompute every per-kernel gradient exactly from the
+        non-zero point weights."""
+        self.beta[:] = beta
+        coef = self.form.point_weights(self.beta, self.data.n)
         support = np.flatnonzero(coef).astype(np.int64)
         self.G[:] = 0.0
         add_columns(self.oracle, self.dots, support, coef[support], self.G, NO_KERNEL_TABLE)
@@ -139,9 +151,10 @@ class Chunking(Driver):
         reset_cache(self.cache)
         if self.table[0].shape[0]:
             fill_table(self.oracle, mu, self.table)
-        pairs, violation = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, self.y, float(d.C),
-                                     self.alpha, self.ghat, self.dmu, self.delta, self.touched,
-                                     self.count, self.Q, self.eps)
+        form = self.form
+        pairs, violation = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
+                                     form.signs, self.base, form.upper, self.beta, self.ghat, self.dmu,
+                                     self.delta, self.touched, self.count, self.Q, self.eps)
         self.pairs += int(pairs)
         self._flush()
         cert = self._gradient_certificate(mu)
@@ -154,18 +167,18 @@ class Chunking(Driver):
 
     def _gradient_certificate(self, mu: np.ndarray) -> Certificate:
         d = self.data
-        coef = self.y * self.alpha
+        alpha = self.alpha.copy()
+        coef = d.loss.coef(alpha, self.y)
         s = self.G @ coef
-        gain = float(self.alpha.sum())
-        terms = _AlphaTerms(self.alpha.copy(), coef, s, self.G, gain,
-                            gain - d.regularizer.dual_penalty(s), d.kernels)
+        gain = d.loss.gain(alpha, self.y, d.C)
+        terms = _AlphaTerms(alpha, coef, s, self.G, gain, gain - d.regularizer.dual_penalty(s), d.kernels)
         return _evaluate(terms, self.y, mu, d.C, d.regularizer, loss=d.loss)
 
     def _exact_certificate(self, mu: np.ndarray) -> Certificate:
         """The certificate from the kernels themselves; the state continues from it."""
         d = self.data
         terms = _alpha_terms(d.kernels, self.y, self.alpha, d.C, d.regularizer, d.loss)
-        self.alpha[:] = terms.alpha
+        self.beta[:] = d.loss.smo_betas(terms.alpha, self.y)[0]
         self.G[:] = terms.Kc
         self._exact = _evaluate(terms, self.y, d.regularizer.into_set(mu), d.C, d.regularizer, loss=d.loss)
         return self._exact
@@ -215,9 +228,10 @@ class Chunking(Driver):
 
     def warm_start(self, previous: Driver, result) -> None:
         self.init_weights = np.asarray(result.weights, dtype=float)
-        if isinstance(previous, Chunking) and previous.data.n == self.data.n:
-            alpha = np.clip(result.alpha, 0.0, self.data.C)
-            self._set_alpha(self.data.loss.project(alpha, self.y, self.data.C))
+        d = self.data
+        if isinstance(previous, Chunking) and previous.data.n == d.n and previous.data.loss == d.loss:
+            alpha = d.loss.project(np.asarray(result.alpha, dtype=float), self.y, d.C)
+            self._set_beta(d.loss.smo_betas(alpha, self.y)[0])
 
     def finish(self, result) -> None:
         result.info["smo_pairs"] = self.pairs

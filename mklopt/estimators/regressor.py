@@ -51,11 +51,12 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         Width of the insensitive tube (``loss="epsilon_insensitive"`` only), >= 0.
     driver : str, default="auto"
         ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
-        ``"chunking"`` for the hinge loss from 500 points or on low-rank factors,
-        otherwise the cutting plane for p = 1 and the wrapper for every other weight
+        ``"chunking"`` for the ε-insensitive loss from 500 points (the one-class
+        loss from 1,000) or on low-rank factors, otherwise the cutting plane for p = 1 and the wrapper for every other weight
         set; never the exact interior-point solve (10 to 100 times slower than
         these loops already at 150 points).
-        Or ``"exact"``, ``"wrapper"``, ``"cutting_plane"``.
+        Or ``"exact"``, ``"wrapper"``, ``"cutting_plane"``, ``"chunking"`` (not for
+        ``"squared_error"``).
     backend : str, optional
         CVXPY backend of the exact solve.
     tol : float, optional

@@ -142,6 +142,12 @@ class Loss:
         """The loss's ``alpha`` from the SMO variables of :meth:`smo_forms`."""
         return betas[0] if len(betas) == 1 else np.stack(betas)
 
+    def smo_betas(self, alpha: np.ndarray, y: np.ndarray) -> list:
+        """The SMO variables of :meth:`smo_forms` for a dual-feasible ``alpha`` (the inverse of
+        :meth:`smo_alpha`; by default the variables are ``alpha``, one row per output)."""
+        alpha = np.asarray(alpha, dtype=float)
+        return [alpha.copy()] if alpha.ndim == 1 else [row.copy() for row in alpha]
+
     # ----------------------------------------------------------- predict
     def predict(self, decision: np.ndarray, classes: np.ndarray | None) -> np.ndarray:
         """Predictions from decision values (default: the decision values)."""

@@ -98,3 +98,7 @@ class EpsilonInsensitive(Loss):
 
     def smo_alpha(self, betas, y):
         return betas[0][:y.size] - betas[0][y.size:]
+
+    def smo_betas(self, alpha, y):
+        alpha = np.asarray(alpha, dtype=float)
+        return [np.concatenate((np.maximum(alpha, 0.0), np.maximum(-alpha, 0.0)))]
