@@ -56,7 +56,8 @@ class Chunking(Driver):
     Parameters
     ----------
     data : MKLData
-        A loss with one SMO form (hinge, ε-insensitive, one-class); the kernels a
+        A loss with SMO forms (hinge, ε-insensitive, one-class; ``ovr_hinge``: one per
+        class, the classes' chunks in turn at the same weights); the kernels a
         :class:`~mklopt.kernels.KernelSet`,
         :class:`~mklopt.kernels.factorset.FactorKernelSet` or
         :class:`~mklopt.kernels.lazy.LazyKernelSet`.
@@ -77,11 +78,11 @@ class Chunking(Driver):
     method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
               "and the weight step in one loop, on a dense stack, low-rank factors or kernels "
               "computed on the fly")
-    notes = ("the hinge, ε-insensitive and one-class losses from a few hundred points "
+    notes = ("the hinge (binary and multiclass), ε-insensitive and one-class losses from a few hundred points "
              "(`driver=\"auto\"` picks it from 500, one-class from 1,000); no n × n matrix on the fly")
 
     name = "chunking"
-    losses = ("hinge", "epsilon_insensitive", "one_class")
+    losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")
     options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
                "cache_mb": Real(0, open="low")}
     default_max_iter = 100_000
@@ -95,16 +96,18 @@ class Chunking(Driver):
         self.Q = _check_Q(Q, n)
         self.oracle = oracle_of(data.kernels)
         views = product_length(self.oracle) // n if self.oracle[0] == LAZY else 0
-        self.dots, self.cache = _caches(data.kernels, cache_mb, views, self.Q)
+        self.y = np.asarray(data.y, dtype=float)
+        self.forms = data.loss.smo_forms(self.y, data.C)  # one per output (class of ovr_hinge)
+        T = len(self.forms)
+        # the outputs share the weights: K_mu columns serve all of them within a step
+        self.dots, self.cache = _caches(data.kernels, cache_mb, views, self.Q * T)
         self.table = _table(self.oracle)
         self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
             self.table, self.oracle[8][:, 0], self.oracle[10])
         self.diag = kernel_diagonals(data.kernels)
-        self.y = np.asarray(data.y, dtype=float)
-        self.form = data.loss.smo_forms(self.y, data.C)[0]
-        self.base = self.form.base
-        self.beta, self.G = np.zeros(self.form.start.size), np.zeros((M, n))
-        self.ghat, self.dmu = np.zeros(n), np.zeros(n)
+        self.bases = [form.base for form in self.forms]
+        self.betas = [np.zeros(form.start.size) for form in self.forms]
+        self.G, self.ghat, self.dmu = np.zeros((T, M, n)), np.zeros((T, n)), np.zeros(n)
         self.delta, self.touched = np.zeros(n), np.zeros(n, dtype=np.bool_)
         self.count = np.zeros(n + 1, dtype=np.int64)
         self.eps = min(1e-3, tol)
@@ -114,30 +117,36 @@ class Chunking(Driver):
         self.cuts: list[tuple[float, np.ndarray]] = []
         self.pairs = 0
         self._exact: Certificate | None = None
-        start = self.form.start if init_alpha is None else data.loss.smo_betas(
-            data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)[0]
-        self._set_beta(start)
+        starts = [form.start for form in self.forms] if init_alpha is None else data.loss.smo_betas(
+            data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)
+        self._set_betas(starts)
 
     # ------------------------------------------------------------- state
     @property
     def alpha(self) -> np.ndarray:
         """The loss's dual variables from the SMO variables."""
-        return self.data.loss.smo_alpha([self.beta], self.y)
+        return self.data.loss.smo_alpha(self.betas, self.y)
 
-    def _set_beta(self, beta: np.ndarray) -> None:
+    @property
+    def _Kc(self) -> np.ndarray:
+        """The per-kernel gradients as certificates take them: (M, n), or (M, T, n) for T outputs."""
+        return self.G[0] if len(self.forms) == 1 else np.moveaxis(self.G, 0, 1)
+
+    def _set_betas(self, betas: list) -> None:
         """Replace the SMO variables and recompute every per-kernel gradient exactly from the
         non-zero point weights."""
-        self.beta[:] = beta
-        coef = self.form.point_weights(self.beta, self.data.n)
-        support = np.flatnonzero(coef).astype(np.int64)
         self.G[:] = 0.0
-        add_columns(self.oracle, self.dots, support, coef[support], self.G, NO_KERNEL_TABLE)
+        for form, beta, new, G in zip(self.forms, self.betas, betas, self.G):
+            beta[:] = new
+            coef = form.point_weights(beta, self.data.n)
+            support = np.flatnonzero(coef).astype(np.int64)
+            add_columns(self.oracle, self.dots, support, coef[support], G, NO_KERNEL_TABLE)
 
-    def _flush(self) -> None:
-        """Bring the per-kernel gradients up to date with the chunk's changes of y∘α."""
+    def _flush(self, G: np.ndarray) -> None:
+        """Bring one output's per-kernel gradients up to date with the chunk's changes of w."""
         k = int(self.count[0])
         index = self.count[1:k + 1].copy()
-        add_columns(self.oracle, self.dots, index, self.delta[index], self.G, self.ktable)
+        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable)
         self.delta[index] = 0.0
         self.touched[index] = False
         self.count[0] = 0
@@ -146,17 +155,19 @@ class Chunking(Driver):
     def step(self, weights: np.ndarray) -> Step:
         d = self.data
         mu = np.asarray(weights, dtype=float)
-        np.dot(mu, self.G, out=self.ghat)
         np.dot(mu, self.diag, out=self.dmu)
         reset_cache(self.cache)
         if self.table[0].shape[0]:
             fill_table(self.oracle, mu, self.table)
-        form = self.form
-        pairs, violation = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
-                                     form.signs, self.base, form.upper, self.beta, self.ghat, self.dmu,
-                                     self.delta, self.touched, self.count, self.Q, self.eps)
-        self.pairs += int(pairs)
-        self._flush()
+        pairs, violation = 0, 0.0
+        for form, base, beta, ghat, G in zip(self.forms, self.bases, self.betas, self.ghat, self.G):
+            np.dot(mu, G, out=ghat)
+            done, worst = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
+                                    form.signs, base, form.upper, beta, ghat, self.dmu, self.delta,
+                                    self.touched, self.count, self.Q, self.eps)
+            pairs, violation = pairs + int(done), max(violation, float(worst))
+            self._flush(G)
+        self.pairs += pairs
         cert = self._gradient_certificate(mu)
         if violation <= self.eps and self._svm_gap(cert) > 0.1 * self.tol * _scale(cert):
             self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
@@ -169,17 +180,18 @@ class Chunking(Driver):
         d = self.data
         alpha = self.alpha.copy()
         coef = d.loss.coef(alpha, self.y)
-        s = self.G @ coef
+        s = sum(G @ c for G, c in zip(self.G, coef.reshape(len(self.forms), -1)))
         gain = d.loss.gain(alpha, self.y, d.C)
-        terms = _AlphaTerms(alpha, coef, s, self.G, gain, gain - d.regularizer.dual_penalty(s), d.kernels)
+        terms = _AlphaTerms(alpha, coef, s, self._Kc, gain, gain - d.regularizer.dual_penalty(s), d.kernels)
         return _evaluate(terms, self.y, mu, d.C, d.regularizer, loss=d.loss)
 
     def _exact_certificate(self, mu: np.ndarray) -> Certificate:
         """The certificate from the kernels themselves; the state continues from it."""
         d = self.data
         terms = _alpha_terms(d.kernels, self.y, self.alpha, d.C, d.regularizer, d.loss)
-        self.beta[:] = d.loss.smo_betas(terms.alpha, self.y)[0]
-        self.G[:] = terms.Kc
+        for beta, new in zip(self.betas, d.loss.smo_betas(terms.alpha, self.y)):
+            beta[:] = new
+        self._Kc[:] = terms.Kc
         self._exact = _evaluate(terms, self.y, d.regularizer.into_set(mu), d.C, d.regularizer, loss=d.loss)
         return self._exact
 
@@ -231,7 +243,7 @@ class Chunking(Driver):
         d = self.data
         if isinstance(previous, Chunking) and previous.data.n == d.n and previous.data.loss == d.loss:
             alpha = d.loss.project(np.asarray(result.alpha, dtype=float), self.y, d.C)
-            self._set_beta(d.loss.smo_betas(alpha, self.y)[0])
+            self._set_betas(d.loss.smo_betas(alpha, self.y))
 
     def finish(self, result) -> None:
         result.info["smo_pairs"] = self.pairs

@@ -70,7 +70,7 @@ AUTO_CHUNKING_FLOOR_N = 200
 #: 0.8-1.3x). ε-SVR takes the hinge's 500 (make_friedman1: 1.4-2.2x faster at 300-500 points,
 #: 2.5-3.1x at 1,000).
 _CORE_MIN_N = {"hinge": AUTO_CHUNKING_MIN_N, "epsilon_insensitive": AUTO_CHUNKING_MIN_N,
-               "one_class": 1000}
+               "ovr_hinge": AUTO_CHUNKING_MIN_N, "one_class": 1000}
 #: ``driver="chunking"`` computes kernels on the fly when the dense stack would exceed this (bytes).
 LAZY_STACK_BYTES = 2 * 2**30
 #: Registered drivers of other problems (not MKL over a weight set).
@@ -202,8 +202,8 @@ class MKLEstimatorBase(BaseEstimator):
         return ks
 
     def _resolve_driver(self, n: int) -> str:
-        """``driver``, or for ``"auto"``: the interleaved ``"chunking"`` for the hinge and
-        ε-SVR from 500 points (from 500 / T, at least 200, for problems side by side on T
+        """``driver``, or for ``"auto"``: the interleaved ``"chunking"`` for the hinge (binary,
+        one-vs-rest or shared-weight multiclass) and ε-SVR from 500 points (from 500 / T, at least 200, for problems side by side on T
         threads), for the one-class loss from 1,000, or on low-rank factors; else the
         cutting plane (p = 1) or the wrapper."""
         if self.driver != AUTO:
