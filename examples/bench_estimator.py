@@ -35,6 +35,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 import mklopt
+from mklopt.plotting import save_figure
 
 
 def timed(model, X, y) -> float:
@@ -78,11 +79,7 @@ def plot(rows: list[dict], out) -> Path:
     ax.barh([r["model"] for r in rows][::-1], [r["seconds"] for r in rows][::-1])
     ax.set(xscale="log", xlabel="seconds", title="the default MKLClassifier against an RBF SVC (digits)")
     fig.tight_layout()
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    fig.savefig(folder / "bench_estimator.png", dpi=100)
-    plt.close(fig)
-    return folder / "bench_estimator.png"
+    return save_figure(fig, Path(out) / "bench_estimator.png", dpi=100)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import mklopt
+from mklopt.plotting import save_figure
 from mklopt.datasets import load_mfeat
 
 VIEWS = ("fou", "kar", "pix", "zer")
@@ -62,10 +63,7 @@ def plot(rows: list[dict], out) -> None:
     ax.barh(labels[::-1], [r["seconds"] for r in rows][::-1])
     ax.set(xlabel="seconds to a certified gap of 1e-4", title="the inner SVM of the outer loops")
     fig.tight_layout()
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    fig.savefig(folder / "bench_inner_svm.png", dpi=100)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "bench_inner_svm.png", dpi=100)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

@@ -37,6 +37,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
 import mklopt
+from mklopt.plotting import save_figure
 
 AUDIT_SPECS = [("linear", {}), ("rbf", {"gamma": 0.01}), ("poly", {"degree": 2, "coef0": 1})]
 CANCER_SPECS = [("linear", {}), ("rbf", {"gamma": 0.01}), ("rbf", {"gamma": 0.1}), ("rbf", {"gamma": 1.0}),
@@ -101,10 +102,7 @@ def plot(rows: list[dict], out) -> None:
     ax.set(xlabel="n", ylabel="seconds to a certified gap of 1e-6", title="Lanckriet's SDP")
     ax.legend()
     fig.tight_layout()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out / "bench_lanckriet_sdp.png", dpi=100)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "bench_lanckriet_sdp.png", dpi=100)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

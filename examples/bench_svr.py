@@ -27,6 +27,7 @@ from sklearn.datasets import make_friedman1
 from sklearn.svm import SVR
 
 import mklopt
+from mklopt.plotting import save_figure
 from mklopt.losses import as_loss
 
 C, EPSILON, TOL, CACHE_MB = 1.0, 0.1, 1e-3, 256.0
@@ -69,11 +70,8 @@ def plot(rows: list[dict], out) -> Path:
     ax.set(xscale="log", yscale="log", xlabel="training points n", ylabel="fit time (s)",
            title="make_friedman1, certified gap 1e-3")
     ax.legend(fontsize=8)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    fig.savefig(folder / "bench_svr.png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return folder / "bench_svr.png"
+    fig.tight_layout()
+    return save_figure(fig, Path(out) / "bench_svr.png", dpi=100)
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import mklopt
+from mklopt.plotting import save_figure
 from mklopt.datasets import load_sonar
 
 
@@ -61,10 +62,7 @@ def plot(row: dict, out) -> None:
     ax.barh(labels[::-1], values[::-1])
     ax.set(xlabel="seconds", title=f"{row['M']:,} kernels on {row['n']} points ({row['GB']:.2f} GB)")
     fig.tight_layout()
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    fig.savefig(folder / "bench_validation.png", dpi=100)
-    plt.close(fig)
+    save_figure(fig, Path(out) / "bench_validation.png", dpi=100)
 
 
 def main(small: bool = False, out=None, argv=None) -> dict:

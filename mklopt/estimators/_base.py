@@ -33,6 +33,7 @@ from ..weight_methods import learn_weights
 from ..api import fit as _fit_loop
 from ..api import solve as _solve_exact
 from .._validation import check_max_iter, check_tol
+from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
@@ -65,13 +66,13 @@ AUTO_CHUNKING_MIN_N = 500
 #: Measured on 10-class digits, 2 threads: at 200 points chunking takes the time of the
 #: cutting plane at C = 1 and 0.6x at C = 100; at 400 points 0.35x at both.
 AUTO_CHUNKING_FLOOR_N = 200
-#: The losses the core solves, and from how many points for the one-class loss (measured on
-#: digits, nu = 0.2: at 500 points the wrapper takes 0.4x chunking's time, at 1,000 points
-#: 0.8-1.3x). ε-SVR takes the hinge's 500 (make_friedman1: 1.4-2.2x faster at 300-500 points,
-#: 2.5-3.1x at 1,000); the shared-weight multiclass too (10-class digits, p = 1: 1.9-2.3x faster
-#: than the cutting plane at 500 points, 3.0-3.6x at 1,257).
-_CORE_MIN_N = {"hinge": AUTO_CHUNKING_MIN_N, "epsilon_insensitive": AUTO_CHUNKING_MIN_N,
-               "ovr_hinge": AUTO_CHUNKING_MIN_N, "one_class": 1000}
+#: Losses of the core (the ``chunking`` driver's ``losses``) that ``auto`` takes to it from other
+#: than AUTO_CHUNKING_MIN_N points: the one-class loss (measured on digits, nu = 0.2: at 500
+#: points the wrapper takes 0.4x chunking's time, at 1,000 points 0.8-1.3x). ε-SVR keeps 500
+#: (make_friedman1: 1.4-2.2x faster at 300-500 points, 2.5-3.1x at 1,000), and so does the
+#: shared-weight multiclass (10-class digits, p = 1: 1.9-2.3x faster than the cutting plane at
+#: 500 points, 3.0-3.6x at 1,257).
+_CORE_MIN_N = {"one_class": 1000}
 #: ``driver="chunking"`` computes kernels on the fly when the dense stack would exceed this (bytes).
 LAZY_STACK_BYTES = 2 * 2**30
 #: Registered drivers of other problems (not MKL over a weight set).
@@ -212,9 +213,8 @@ class MKLEstimatorBase(BaseEstimator):
         reg = as_regularizer(self.regularizer, self.p)
         loss = self._loss_name()
         threads = core_threads(self._core_problems())
-        least = AUTO_CHUNKING_MIN_N if loss != "one_class" else _CORE_MIN_N[loss]
-        threshold = max(least / threads, AUTO_CHUNKING_FLOOR_N)
-        if loss in _CORE_MIN_N and not isinstance(reg, Penalty) and (
+        threshold = max(_CORE_MIN_N.get(loss, AUTO_CHUNKING_MIN_N) / threads, AUTO_CHUNKING_FLOOR_N)
+        if loss in Chunking.losses and not isinstance(reg, Penalty) and (
                 n >= threshold or getattr(self, "rank", None) is not None):
             return "chunking"
         return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
