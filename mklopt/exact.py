@@ -85,7 +85,7 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
     backend : str or CVXPY solver, optional
         Default: the formulation's default (Clarabel for conic, HiGHS for LP).
         ``"mklopt"``: the formulation's own exact method where it has one
-        (``lanckriet_sdp``: a cutting plane with a barrier master, the default
+        (``lanckriet_sdp``: a cutting plane with an interior-point master, the default
         above 60 points), certified the same way.
     tol : float
         Backend tolerance.

@@ -96,8 +96,8 @@ def refine(data: MKLData, theta: Spectrahedron, certificates: list, limit: float
     """Kelley's cutting plane over :math:`\\Theta_c` from the given certificates' cuts.
 
     The master :math:`\\min_{\\mu\\in\\Theta_c,\\eta}\\eta` over the cuts
-    :math:`\\eta\\ge D(\\alpha^r)-\\frac12\\mu^\\top s(\\alpha^r)` is solved by the barrier
-    method (:meth:`~mklopt.regularizers.spectrahedron.Spectrahedron.cut_master`), the
+    :math:`\\eta\\ge D(\\alpha^r)-\\frac12\\mu^\\top s(\\alpha^r)` is solved by a primal-dual
+    interior point (:meth:`~mklopt.regularizers.spectrahedron.Spectrahedron.cut_master`), the
     oracle is libsvm at the master's weights. Each step certifies two candidates at the
     master's weights: libsvm's alpha there, and the cuts' alphas combined by the master's
     multipliers (what the master's optimum certifies: it closes the gap where the SVM value

@@ -9,8 +9,9 @@ combination may subtract a kernel as long as the result stays PSD. It holds the
 kernel stack (its constraints are an :math:`n\\times n` LMI), so it is for small
 :math:`n`; a problem stated over it is a semidefinite program (Clarabel, SCS). The
 support function :math:`\\sigma(s)=\\max_{\\mu\\in\\Theta_c}s^\\top\\mu` that the certificate
-needs is computed by a barrier method on the kernels' joint range
-(:mod:`~mklopt.regularizers.lmi_barrier`: Newton steps in the M - 1 free weights)
+needs is computed by a primal-dual interior point on the kernels' joint range
+(:mod:`~mklopt.regularizers.lmi_interior`: Newton systems in the M - 1 free weights; on a
+subspace of the range above order 80, :mod:`~mklopt.regularizers.lmi_subspace`)
 and bounded from above by its dual matrix, so the dual bound stays valid whatever
 the accuracy of the steps. Candidates are repaired
 explicitly: the trace by scaling, a slightly indefinite :math:`K_\\mu` by mixing in the
@@ -25,7 +26,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from .base import Regularizer, solve_auxiliary
-from .lmi_barrier import barrier_minimize
+from .lmi_subspace import SubspaceLMI
 
 __all__ = ["Spectrahedron"]
 
@@ -120,8 +121,8 @@ class Spectrahedron(Regularizer):
         and :math:`r=w-\\tau t` (:math:`t` the traces): on :math:`\\Theta_c`,
         :math:`s^\\top\\mu\\le w^\\top\\mu=\\tau c+r^\\top\\mu\\le\\tau c+\\|r\\|_2\\,c/\\sqrt{\\lambda_{\\min}(Q)}`,
         because :math:`\\|\\mu\\|^2\\lambda_{\\min}(Q)\\le\\mu^\\top Q\\mu=\\|K_\\mu\\|_F^2\\le(\\operatorname{Tr}K_\\mu)^2`
-        (:math:`Q_{kl}=\\langle K_k,K_l\\rangle_F`). :math:`Z=WZ_rW^\\top` is the barrier
-        method's dual matrix at its last centre (:meth:`maximize`); the bound holds
+        (:math:`Q_{kl}=\\langle K_k,K_l\\rangle_F`). :math:`Z=WZ_rW^\\top` is the interior
+        point's dual matrix at its last iterate (:meth:`maximize`); the bound holds
         whatever its accuracy. Linearly dependent kernels (an unbounded
         :math:`\\Theta_c` direction) fall back to the generic bound.
         """
@@ -144,16 +145,23 @@ class Spectrahedron(Regularizer):
         return size * max(bound, inside)
 
     def maximize(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The barrier method's last centre for :math:`\\max_{\\mu\\in\\Theta_c}u^\\top\\mu`: ``(mu, Z_r)``.
+        """The interior point's last iterate for :math:`\\max_{\\mu\\in\\Theta_c}u^\\top\\mu`: ``(mu, Z_r)``.
 
         In :math:`\\mu=\\mu_u+Nd` (:math:`N` an orthonormal basis of :math:`t^\\perp`) the
         set is :math:`\\{d: I+\\sum_id_iW^\\top K_{N_i}W\\succ0\\}` on the joint range.
         """
-        N, A = self.reduced()
-        B = np.tensordot(N.T, A, axes=1)
+        N = self.reduced()[0]
         scale = abs(float(u @ self.uniform)) + float(np.abs(u).sum()) * self.radius()
-        center = barrier_minimize(-(N.T @ u), np.eye(A.shape[1]), B, gap=1e-11 * scale)
-        return self.uniform + N @ center.x, center.Z
+        solution = self.lmi().minimize(-(N.T @ u), gap=1e-11 * scale)
+        return self.uniform + N @ solution.x, solution.Z
+
+    def lmi(self):
+        """The set's LMI in the free weights, :math:`I+\\sum_id_iW^\\top K_{N_i}W\\succeq0`, with the
+        subspace it is solved on (kept: the cutting plane's masters and certificates share it)."""
+        if not hasattr(self, "_lmi"):
+            N, A = self.reduced()
+            self._lmi = SubspaceLMI(np.tensordot(N.T, A, axes=1), self.radius())
+        return self._lmi
 
     def reduced(self) -> tuple[np.ndarray, np.ndarray]:
         """:math:`N` (M, M-1) and the whitened kernels :math:`W^\\top K_mW` (M, r, r)."""
@@ -255,7 +263,7 @@ class Spectrahedron(Regularizer):
         return self.uniform.copy()
 
     def cut_master(self):
-        """The cutting plane's master over this set (a barrier method, no SDP statement)."""
+        """The cutting plane's master over this set (an interior point on the LMI, no SDP statement)."""
         from .spectrahedron_master import SpectrahedronMaster
 
         return SpectrahedronMaster(self)

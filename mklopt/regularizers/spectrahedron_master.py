@@ -1,4 +1,4 @@
-"""The cutting plane's master over the spectrahedron, by the barrier method.
+"""The cutting plane's master over the spectrahedron, by a primal-dual interior point.
 
 .. math::
 
@@ -8,8 +8,8 @@
 with :math:`\\Theta_c=\\{\\mu:K_\\mu\\succeq0,\\ \\operatorname{Tr}K_\\mu=c\\}` (Lanckriet et al.'s
 general linear combinations). Written in :math:`\\mu=\\mu_u+Nd` on the kernels' joint
 range it is one LMI of the joint rank :math:`r` in :math:`M-1` free weights plus
-:math:`t` linear rows: :func:`~mklopt.regularizers.lmi_barrier.barrier_minimize`
-solves it with Newton steps of order :math:`M`, where an interior point on the
+:math:`t` linear rows: :class:`~mklopt.regularizers.lmi_subspace.SubspaceLMI`
+solves it with Newton systems of order :math:`M`, where an interior point on the
 SDP statement forms an :math:`(n(n+1)/2)^2` block. The same interface as the LP
 master of polyhedral sets (``add_cut``, ``drop_cut``, ``solve``).
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import SolverError
-from .lmi_barrier import barrier_minimize
+
 
 __all__ = ["SpectrahedronMaster"]
 
@@ -29,8 +29,8 @@ class SpectrahedronMaster:
 
     def __init__(self, theta) -> None:
         self.theta = theta
-        self.N, A = theta.reduced()
-        self.B = np.tensordot(self.N.T, A, axes=1)
+        self.N = theta.reduced()[0]
+        self.lmi = theta.lmi()
         self.offsets: list[float] = []
         self.terms: list[np.ndarray] = []
         #: The cuts' multipliers at the last solve (they sum to 1): weights of the cuts'
@@ -65,15 +65,14 @@ class SpectrahedronMaster:
         G = np.hstack([-0.5 * S @ self.N, -np.ones((len(S), 1))])
         h = 0.5 * S @ uniform - np.array(self.offsets)
         start = np.zeros(k + 1)
-        B = np.concatenate([self.B, np.zeros((1,) + self.B.shape[1:])])
         f = np.zeros(k + 1)
         f[k] = 1.0
         start[k] = float(np.max(-h)) + 1.0 + abs(float(np.max(-h)))
         scale = 1.0 + abs(start[k])
         try:
-            center = barrier_minimize(f, np.eye(self.B.shape[1]), B, G, h, x0=start, gap=1e-9 * scale)
+            solution = self.lmi.minimize(f, G, h, x0=start, gap=1e-9 * scale)
         except (ValueError, np.linalg.LinAlgError) as exc:
-            raise SolverError(f"the spectrahedron master's barrier method failed: {exc}") from None
-        self.multipliers = center.y[: len(S)] / max(float(np.sum(center.y[: len(S)])), 1e-300)
-        mu = uniform + self.N @ center.x[:k]
+            raise SolverError(f"the spectrahedron master's interior point failed: {exc}") from None
+        self.multipliers = solution.y / max(float(np.sum(solution.y)), 1e-300)
+        mu = uniform + self.N @ solution.x[:k]
         return mu, -np.inf
