@@ -13,8 +13,9 @@ simplex: solved incrementally by HiGHS through highspy, one row per cut,
 other Θ. The master value is a lower bound on OPT (each cut is the SVM dual
 at a feasible :math:`\\alpha^r`); the certified primal value of the SVM
 iterates is an upper bound. The CVXPY master is its readable statement,
-compiled once with ``cp.Parameter`` cut storage of fixed capacity; beyond
-the capacity, inactive cuts are dropped (in both).
+compiled once with ``cp.Parameter`` cut storage of fixed capacity (with the
+cuts as constants, compiled at each solve, where capacity x M exceeds
+:data:`PARAMETRIC_ENTRIES`); beyond the capacity, inactive cuts are dropped (in both).
 
 ``master="taylor"`` (teaching option, Lp balls only) replaces
 :math:`\\|\\mu\\|_p^p\\le1` by the thesis' sequence of second-order Taylor
@@ -39,6 +40,10 @@ from ..regularizers import L1, LpBall
 from .base import Driver, Step
 from .inner import make_inner
 from .lp_master import LPMaster, polyhedral_set
+
+
+#: Largest capacity x M of the master compiled once with parameters.
+PARAMETRIC_ENTRIES = 50_000
 
 
 class CuttingPlane(Driver):
@@ -83,9 +88,11 @@ class CuttingPlane(Driver):
     def _build_master(self, master_backend) -> None:
         M, reg = self.data.M, self.data.regularizer
         self.mu, self.eta = cp.Variable(M), cp.Variable()
-        self.A = cp.Parameter(self.cap)
-        self.S = cp.Parameter((self.cap, M))
-        self.cut_cons = self.eta >= self.A - 0.5 * (self.S @ self.mu)
+        # Parameters compile once, but CVXPY's parameter tensor grows with capacity x M
+        # (200 cuts x 2,000 kernels: 21 s to compile); past that the cuts are constants.
+        self.parametric = self.cap * M <= PARAMETRIC_ENTRIES
+        self.A = cp.Parameter(self.cap) if self.parametric else None
+        self.S = cp.Parameter((self.cap, M)) if self.parametric else None
         if self.master_kind == "taylor":
             self.hess, self.lin = cp.Parameter(M, nonneg=True), cp.Parameter(M)
             q = reg.p  # thesis App. D, eq. for the expansion at ||anchor||_q = 1
@@ -96,7 +103,8 @@ class CuttingPlane(Driver):
         else:
             set_cons = reg.constraints(self.mu)
             cone = "LP" if isinstance(reg, L1) or (isinstance(reg, LpBall) and reg.p in (1, math.inf)) else "SOCP"
-        self.master = cp.Problem(cp.Minimize(self.eta), [self.cut_cons, *set_cons])
+        self.set_cons = set_cons
+        self.master = self._master_problem(self.A, self.S) if self.parametric else None
         self.master_backend, self.master_solver = bk.select_backend(master_backend, cone, "cutting-plane master")
         self.master_options = bk.solver_options(self.master_backend, 1e-10)
 
@@ -120,6 +128,10 @@ class CuttingPlane(Driver):
         if self.lp is not None:
             self.lp.drop_cut(drop)
 
+    def _master_problem(self, offsets, terms) -> cp.Problem:
+        cuts = self.eta >= offsets - 0.5 * (terms @ self.mu)
+        return cp.Problem(cp.Minimize(self.eta), [cuts, *self.set_cons])
+
     def _solve_master(self) -> tuple[np.ndarray, float]:
         start = time.perf_counter()
         try:
@@ -134,12 +146,15 @@ class CuttingPlane(Driver):
         return mu, eta
 
     def _solve_cvxpy(self) -> tuple[np.ndarray, float]:
-        t = self.offsets.size
-        A = np.empty(self.cap)
-        S = np.empty((self.cap, self.data.M))
-        A[:t], S[:t] = self.offsets, self.terms
-        A[t:], S[t:] = self.offsets[0], self.terms[0]  # padding duplicates cut 0 (harmless)
-        self.A.value, self.S.value = A, S
+        if self.parametric:
+            t = self.offsets.size
+            A = np.empty(self.cap)
+            S = np.empty((self.cap, self.data.M))
+            A[:t], S[:t] = self.offsets, self.terms
+            A[t:], S[t:] = self.offsets[0], self.terms[0]  # padding duplicates cut 0 (harmless)
+            self.A.value, self.S.value = A, S
+        else:
+            self.master = self._master_problem(self.offsets, self.terms)
         if self.master_kind == "taylor":
             return self._solve_taylor()
         self._run_master()
