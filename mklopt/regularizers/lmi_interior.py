@@ -111,7 +111,23 @@ class _Iterate:
     def solution(self) -> LMISolution:
         return LMISolution(self.x.copy(), self.Z.copy(), self.y.copy(), self.complementarity, self.residual())
 
-    snapshot = solution
+    def merit(self, gap: float, scale: float) -> float:
+        """Above 1 while the complementarity exceeds ``gap`` or the dual residual :data:`RESIDUAL`."""
+        return max(self.complementarity / gap, float(np.abs(self.residual()).max()) / (RESIDUAL * scale))
+
+    def predictor_corrector(self) -> bool:
+        """One of Mehrotra's steps: the affine direction sets the centring
+        :math:`\\sigma=(\\mu_{\\text{aff}}/\\mu)^3` and the second-order term; False when no step could be taken."""
+        mu = self.complementarity / self.weight
+        self.factor()
+        _, dS, dZ, ds, dy = self.direction(0.0)
+        primal, dual = self.steps(dS, dZ, ds, dy)
+        predicted = (np.einsum("ij,ij->", self.S + primal * dS, self.Z + dual * dZ)
+                     + (self.s + primal * ds) @ (self.y + dual * dy)) / self.weight
+        sigma = min(1.0, max(predicted / mu, 0.0)) ** 3
+        dx, dS, dZ, ds, dy = self.direction(sigma * mu, corrector=(dS, dZ, ds, dy))
+        primal, dual = self.steps(dS, dZ, ds, dy)
+        return self.move(dx, dZ, dy, primal, dual)
 
     def residual(self) -> np.ndarray:
         return self.f - np.einsum("kij,ij->k", self.B, self.Z) + self.G.T @ self.y
@@ -176,29 +192,18 @@ def _solve(f, A0, B, G, h, x0, gap) -> LMISolution:
     if k == 0:  # nothing to choose: the start is the answer, with the zero dual
         return LMISolution(x, np.zeros((r, r)), np.zeros(G.shape[0]), 0.0, np.zeros(0))
     scale = 1.0 + float(np.abs(f).max())
-    best, best_merit, stale = None, np.inf, 0
-    for _ in range(MAX_ITER):
+    best, best_merit, stale, steps = None, np.inf, 0, 0
+    while True:
         # near the end Z is nearly singular and the residual grows again: keep the best iterate
-        merit = max(it.complementarity / gap, float(np.abs(it.residual()).max()) / (RESIDUAL * scale))
+        merit = it.merit(gap, scale)
         if merit < best_merit:
-            best, best_merit, stale = it.snapshot(), merit, 0
+            best, best_merit, stale = it.solution(), merit, 0
         else:
             stale += 1
-        if merit <= 1.0 or (stale >= 3 and it.complementarity <= gap):
-            break
-        mu = it.complementarity / it.weight
-        it.factor()
-        _, dS, dZ, ds, dy = affine = it.direction(0.0)
-        primal, dual = it.steps(dS, dZ, ds, dy)
-        predicted = (np.einsum("ij,ij->", it.S + primal * dS, it.Z + dual * dZ)
-                     + (it.s + primal * ds) @ (it.y + dual * dy)) / it.weight
-        sigma = min(1.0, max(predicted / mu, 0.0)) ** 3
-        dx, dS, dZ, ds, dy = it.direction(sigma * mu, corrector=(affine[1], affine[2], affine[3], affine[4]))
-        primal, dual = it.steps(dS, dZ, ds, dy)
-        if not it.move(dx, dZ, dy, primal, dual):
-            break
-    merit = max(it.complementarity / gap, float(np.abs(it.residual()).max()) / (RESIDUAL * scale))
-    return it.solution() if merit < best_merit else best
+        if merit <= 1.0 or (stale >= 3 and it.complementarity <= gap) or steps == MAX_ITER \
+                or not it.predictor_corrector():
+            return best
+        steps += 1
 
 
 def _cholesky(A: np.ndarray) -> np.ndarray | None:
