@@ -100,3 +100,18 @@ def test_bupa_and_sonar_facts():
     np.testing.assert_allclose(X, np.round(X, 3), atol=1e-12)      # KEEL's 3 decimals
     np.testing.assert_array_equal(y, np.r_[-np.ones(97), np.ones(111)])  # 97 rocks, 111 mines
     assert "3 decimals" in datasets.describe("sonar")
+
+
+#: UCI's documented class distribution of Letter Recognition.
+LETTER_COUNTS = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                         [789, 766, 736, 805, 768, 775, 773, 734, 755, 747, 739, 761, 792,
+                          783, 753, 803, 783, 758, 748, 796, 813, 764, 752, 787, 786, 734]))
+
+
+def test_letter_classes_are_uci_counts_and_agree_with_the_binary_labels():
+    X, letters = datasets.load_letter_classes()
+    Xb, y = datasets.load("letter", return_X_y=True)
+    assert np.array_equal(X, Xb) and letters.shape == (20000,)
+    values, counts = np.unique(letters, return_counts=True)
+    assert dict(zip(values.tolist(), counts.tolist())) == LETTER_COUNTS
+    assert np.array_equal(np.where(letters <= "M", 1, -1), y)

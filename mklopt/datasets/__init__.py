@@ -15,7 +15,8 @@ that a Python package ships, as float64 features and +-1 labels::
 ``diabetes`` (Pima, 768 x 8), ``ionosphere`` (351 x 34) and ``german``
 (1000 examples, one-hot of the categorical version: d = 61, not the paper's
 24-attribute numeric encoding) are stored in ``data/`` (see its README for
-how each copy was obtained), with ``letter`` (20,000 x 16, A-M vs N-Z) and,
+how each copy was obtained), with ``letter`` (20,000 x 16, A-M vs N-Z; its 26 classes by
+:func:`load_letter_classes`) and,
 for the SimpleMKL paper's table, ``bupa`` (Liver Disorders, 345 x 6) and
 ``sonar`` (208 x 60). ``digits49`` is scikit-learn's 8x8 digits 4 vs 9,
 a stand-in for the paper's ``ocr49`` - a different data set, never to be
@@ -28,9 +29,9 @@ One multi-view set: UCI Multiple Features (:func:`load_mfeat`, 2,000 digits in s
 
 from .catalog import DATASETS, DatasetInfo, describe
 from .loaders import (Dataset, load, load_breastcancer, load_bupa, load_diabetes, load_digits49,
-                      load_german, load_ionosphere, load_sonar)
+                      load_german, load_ionosphere, load_letter_classes, load_sonar)
 from .multiview import MFEAT_VIEWS, MultiView, load_mfeat
 
 __all__ = ["DATASETS", "DatasetInfo", "Dataset", "describe", "load", "load_breastcancer",
            "load_diabetes", "load_ionosphere", "load_german", "load_bupa", "load_sonar",
-           "load_digits49", "MultiView", "load_mfeat", "MFEAT_VIEWS"]
+           "load_digits49", "load_letter_classes", "MultiView", "load_mfeat", "MFEAT_VIEWS"]

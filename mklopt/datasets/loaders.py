@@ -163,3 +163,19 @@ def load_sonar(return_X_y: bool = False):
 def load_digits49(return_X_y: bool = False):
     """scikit-learn's 8x8 digits 4 vs 9 (361 x 64), a stand-in for ocr49; see :func:`load`."""
     return load("digits49", return_X_y)
+
+
+def load_letter_classes() -> tuple[np.ndarray, np.ndarray]:
+    """UCI Letter Recognition with its 26 classes: ``(X, letters)``.
+
+    ``X`` (20,000 x 16) is :func:`load` ``("letter")``'s, row for row; ``letters`` holds
+    each row's capital letter "A" … "Z" (UCI's class attribute, from the same KEEL copy),
+    for multiclass use — ``load("letter")`` keeps the binary A–M (+1) vs N–Z (-1) labels.
+    """
+    X, _ = load("letter", return_X_y=True)
+    with gzip.open(DATA / "letter-classes.csv.gz", "rt") as handle:
+        header = handle.readline().strip()
+        letters = np.array(handle.read().split())
+    if header != "letter" or letters.shape[0] != X.shape[0]:  # a damaged copy, never a silent mismatch
+        raise RuntimeError("mklopt's letter-classes.csv.gz does not match letter.csv.gz; reinstall mklopt.")
+    return X, letters
