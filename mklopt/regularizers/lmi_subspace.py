@@ -8,8 +8,8 @@ Restricting the LMI to an orthonormal basis :math:`V` (:math:`r\\times q`),
 :math:`I_q+\\sum_ix_iV^\\top B_iV\\succeq0`, relaxes it: the restricted minimum is a lower
 bound and its dual :math:`VZ_qV^\\top` is a dual point of the full problem (PSD, the same
 stationarity). Where the restricted answer :math:`x` leaves the full LMI, the
-eigenvectors of its negative eigenvalues join :math:`V` and the small problem is solved
-again (Kelley's cutting planes for the LMI, one eigenvector a cut; Helmberg & Rendl's
+eigenvectors of its negative eigenvalues (up to :data:`ADDED`) join :math:`V` and the small
+problem is solved again (Kelley's cutting planes for the LMI, one eigenvector a cut; Helmberg & Rendl's
 spectral bundle method keeps a subspace the same way: "A spectral bundle method for
 semidefinite programming", SIAM J. Optim. 10(3), 2000). Near the optimum only the few
 directions where the matrix is singular matter, so :math:`q\\ll r` and each solve costs
@@ -32,8 +32,8 @@ FULL_ORDER = 80
 EDGE = 4
 #: Eigenvectors added per refinement, at most.
 ADDED = 8
-#: Eigenvalues below this join the basis with the violated ones (the next to become active).
-NEAR = 0.05
+#: Past this fraction of the order the basis is dropped and the LMI solved whole.
+WHOLE_FRACTION = 0.9
 #: The answer may leave the full LMI by this much (lambda_min >= -FEASIBLE; the identity's scale).
 FEASIBLE = 1e-11
 
@@ -76,7 +76,7 @@ class SubspaceLMI:
             if self.whole or vals[0] >= -FEASIBLE:
                 solution.y = solution.y[:rows]
                 return solution
-            self._extend(vecs[:, vals < NEAR])
+            self._extend(vecs[:, vals < 0.0])
 
     def _restricted(self, f, G, h, x0, gap) -> LMISolution:
         V, extra = self.V, f.size - self.k
@@ -96,7 +96,7 @@ class SubspaceLMI:
         if extended.shape[1] <= self.V.shape[1]:  # rounding: nothing new; solve whole from now on
             extended = np.eye(self.order)
         self.V = extended
-        if self.V.shape[1] * 2 >= self.order:
+        if self.V.shape[1] >= WHOLE_FRACTION * self.order:
             self.whole, self.V = True, np.eye(self.order)
 
 
