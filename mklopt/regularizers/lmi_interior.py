@@ -73,8 +73,8 @@ def lmi_minimize(f: np.ndarray, A0: np.ndarray, B: np.ndarray, G: np.ndarray | N
     x0 : array (k,), optional
         Must satisfy :math:`A(x_0)\\succ0`, :math:`Gx_0<h`.
     gap : float
-        Absolute :math:`\\langle S,Z\\rangle+s^\\top y` (with a dual residual below
-        ``gap`` relative to :math:`\\|f\\|`) at which to stop.
+        Absolute :math:`\\langle S,Z\\rangle+s^\\top y` at which to stop, with a dual
+        residual at most :data:`RESIDUAL` times :math:`1+\\max|f_i|` (else the best iterate).
 
     Raises
     ------

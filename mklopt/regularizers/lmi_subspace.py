@@ -54,7 +54,13 @@ class SubspaceLMI:
         self.k, self.order = B.shape[0], B.shape[1]
         self.radius = float(radius)
         self.whole = self.order <= FULL_ORDER or not np.isfinite(self.radius)
-        self.V = np.eye(self.order) if self.whole else _orthonormal(_edges(B))
+        self._set_basis(np.eye(self.order) if self.whole else _orthonormal(_edges(B)))
+
+    def _set_basis(self, V: np.ndarray) -> None:
+        """The basis and the restricted matrices :math:`V^\\top B_iV` (once per basis, not per solve)."""
+        self.V = V
+        Bq = self.B if self.whole else np.einsum("ai,kab,bj->kij", V, self.B, V, optimize=True)
+        self.Bq = (Bq + Bq.transpose(0, 2, 1)) / 2
 
     def minimize(self, f: np.ndarray, G: np.ndarray | None = None, h: np.ndarray | None = None,
                  x0: np.ndarray | None = None, gap: float = 1e-10) -> LMISolution:
@@ -80,8 +86,7 @@ class SubspaceLMI:
 
     def _restricted(self, f, G, h, x0, gap) -> LMISolution:
         V, extra = self.V, f.size - self.k
-        Bq = np.einsum("ai,kab,bj->kij", V, self.B, V, optimize=True)
-        Bq = np.concatenate([(Bq + Bq.transpose(0, 2, 1)) / 2, np.zeros((extra,) + Bq.shape[1:])])
+        Bq = self.Bq if not extra else np.concatenate([self.Bq, np.zeros((extra,) + self.Bq.shape[1:])])
         solution = lmi_minimize(f, np.eye(V.shape[1]), Bq, G, h, x0, gap)
         solution.Z = V @ solution.Z @ V.T if not self.whole else solution.Z
         return solution
@@ -95,9 +100,9 @@ class SubspaceLMI:
         extended = _orthonormal(np.hstack([self.V, vectors]))
         if extended.shape[1] <= self.V.shape[1]:  # rounding: nothing new; solve whole from now on
             extended = np.eye(self.order)
-        self.V = extended
-        if self.V.shape[1] >= WHOLE_FRACTION * self.order:
-            self.whole, self.V = True, np.eye(self.order)
+        if extended.shape[1] >= WHOLE_FRACTION * self.order:
+            self.whole, extended = True, np.eye(self.order)
+        self._set_basis(extended)
 
 
 def _edges(B: np.ndarray) -> np.ndarray:
