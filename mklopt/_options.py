@@ -116,6 +116,19 @@ class Choice:
         return value
 
 
+@dataclass(frozen=True)
+class Flag:
+    """True or False (NumPy's booleans too; not 0 or 1)."""
+
+    def describe(self) -> str:
+        return "True or False"
+
+    def check(self, value: Any, sizes: dict) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError
+        return bool(value)
+
+
 def _finite_number(value: Any) -> float:
     """``value`` as a finite float; ValueError for bools, non-numbers, NaN and infinities."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):

@@ -229,7 +229,8 @@ def test_fast_exponential_matches_libm():
 
 def test_rbf_table_columns():
     from mklopt.drivers.chunking import _table
-    from mklopt.kernels.columns import combined_column, new_cache, oracle_of
+    from mklopt.kernels.columns import new_cache, oracle_of
+    from mklopt.kernels.kmu_columns import combined_column
     from mklopt.kernels.rbf_table import NO_TABLE, fill_table
 
     rng = np.random.default_rng(3)
@@ -243,8 +244,8 @@ def test_rbf_table_columns():
     dots = new_cache(300, 2)
     tabulated, exact = np.empty(300), np.empty(300)
     for i in (0, 17, 299):
-        combined_column(oracle, dots, table, mu, i, tabulated)
-        combined_column(oracle, dots, NO_TABLE, mu, i, exact)
+        combined_column(oracle, dots, table, mu, i, np.arange(300), tabulated)
+        combined_column(oracle, dots, NO_TABLE, mu, i, np.arange(300), exact)
         assert np.max(np.abs(tabulated - exact)) <= 1e-11 * mu.sum()
         assert tabulated[i] == pytest.approx(mu.sum(), rel=1e-15)
 

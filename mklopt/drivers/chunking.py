@@ -19,6 +19,9 @@ iteration is
    whose value is a lower bound; for any other Θ the regularizer's own
    :meth:`~mklopt.regularizers.Regularizer.argmin_weights`.
 
+Each α-step shrinks (libsvm's heuristic, :mod:`mklopt.drivers._smo`): its pairs run on the
+variables that can still move, chosen afresh at each step from the exact gradients.
+
 SMO's own tolerance ``eps`` on :math:`\\max_{up}F - \\min_{low}F` starts at
 ``min(1e-3, tol)`` and is divided by 10 whenever SMO is optimal at the current
 weights but the SVM's duality gap there is still above a tenth of the target.
@@ -28,18 +31,21 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
-from .._options import Integer, Real, Vector
+from .._options import Flag, Integer, Real, Vector
 from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..kernels.columns import (LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of,
                                product_length, reset_cache)
+from ..kernels._stack import single_blas_thread
 from ..kernels.rbf_table import NO_KERNEL_TABLE, NO_TABLE, fill_table, kernel_table, rbf_table
 from ..regularizers import LpBall
 from ..results.result import Certificate
-from ._smo import smo_chunk
+from ._smo import shrink, smo_chunk
+from ._smo import violation as smo_violation
 from .base import Driver, Step
 from .lp_master import LPMaster, polyhedral_set
 
@@ -73,6 +79,10 @@ class Chunking(Driver):
         Warm start (e.g. from an earlier fit on the same kernels).
     max_cuts : int
         Cuts kept by the ℓ1/polyhedral master (the most slack one is dropped beyond).
+    shrinking : bool
+        Run each α-step on the variables that can still move (default True; libsvm's
+        heuristic, chosen afresh at each step from exact gradients, so the answer is
+        certified either way).
     """
 
     method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
@@ -84,12 +94,12 @@ class Chunking(Driver):
     name = "chunking"
     losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")
     options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
-               "cache_mb": Real(0, open="low")}
+               "cache_mb": Real(0, open="low"), "shrinking": Flag()}
     default_max_iter = 100_000
 
     def __init__(self, data: MKLData, *, tol: float = 1e-4, Q: int | None = None,
                  cache_mb: float = CACHE_MB, init_weights=None, init_alpha=None, max_cuts: int = 500,
-                 inner=None, backend=None) -> None:
+                 shrinking: bool = True, inner=None, backend=None) -> None:
         super().__init__(data)
         n, M = data.n, data.M
         self.tol = tol
@@ -110,6 +120,10 @@ class Chunking(Driver):
         self.G, self.ghat, self.dmu = np.zeros((T, M, n)), np.zeros((T, n)), np.zeros(n)
         self.delta, self.touched = np.zeros(n), np.zeros(n, dtype=np.bool_)
         self.count = np.zeros(n + 1, dtype=np.int64)
+        self.shrinking = bool(shrinking)
+        self.actives = [np.empty(form.start.size, dtype=np.int64) for form in self.forms]
+        self.states = [np.empty(form.start.size, dtype=np.int8) for form in self.forms]
+        self.marks, self.active = np.zeros(n, dtype=np.bool_), n
         self.eps = min(1e-3, tol)
         self.init_weights = init_weights
         self.max_cuts = int(max_cuts)
@@ -140,33 +154,45 @@ class Chunking(Driver):
             beta[:] = new
             coef = form.point_weights(beta, self.data.n)
             support = np.flatnonzero(coef).astype(np.int64)
-            add_columns(self.oracle, self.dots, support, coef[support], G, NO_KERNEL_TABLE)
+            add_columns(self.oracle, self.dots, support, coef[support], G, NO_KERNEL_TABLE,
+                        numba.get_num_threads())
 
     def _flush(self, G: np.ndarray) -> None:
         """Bring one output's per-kernel gradients up to date with the chunk's changes of w."""
         k = int(self.count[0])
         index = self.count[1:k + 1].copy()
-        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable)
+        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, numba.get_num_threads())
         self.delta[index] = 0.0
         self.touched[index] = False
         self.count[0] = 0
 
     # -------------------------------------------------------------- step
     def step(self, weights: np.ndarray) -> Step:
+        # the step's few BLAS products are small; BLAS threads left spinning after them
+        # would take the cores from the compiled loops' own threads
+        with single_blas_thread():
+            return self._step(weights)
+
+    def _step(self, weights: np.ndarray) -> Step:
         d = self.data
         mu = np.asarray(weights, dtype=float)
         np.dot(mu, self.diag, out=self.dmu)
         reset_cache(self.cache)
         if self.table[0].shape[0]:
             fill_table(self.oracle, mu, self.table)
-        pairs, violation = 0, 0.0
-        for form, base, beta, ghat, G in zip(self.forms, self.bases, self.betas, self.ghat, self.G):
-            np.dot(mu, G, out=ghat)
+        points, actives = self._active_sets(mu)
+        threads = numba.get_num_threads()
+        pairs, violation, self.active = 0, 0.0, sum(active.size for active in actives)
+        for form, base, beta, ghat, G, state, active in zip(self.forms, self.bases, self.betas, self.ghat,
+                                                             self.G, self.states, actives):
             done, worst = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
-                                    form.signs, base, form.upper, beta, ghat, self.dmu, self.delta,
-                                    self.touched, self.count, self.Q, self.eps)
-            pairs, violation = pairs + int(done), max(violation, float(worst))
+                                    form.signs, base, form.upper, beta, ghat, self.dmu, state, active, points,
+                                    self.delta, self.touched, self.count, self.Q, self.eps, threads)
             self._flush(G)
+            if worst <= self.eps and active.size < beta.size:  # optimal on the active set: and on all?
+                np.dot(mu, G, out=ghat)
+                worst = smo_violation(state, form.rows, base, ghat)
+            pairs, violation = pairs + int(done), max(violation, float(worst))
         self.pairs += pairs
         cert = self._gradient_certificate(mu)
         if violation <= self.eps and self._svm_gap(cert) > 0.1 * self.tol * _scale(cert):
@@ -175,6 +201,19 @@ class Chunking(Driver):
             cert = self._exact_certificate(mu)
         next_weights, lower = self._theta_step(mu, cert)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
+
+    def _active_sets(self, mu: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The step's points and each output's active variables, from exact :math:`\\hat g = \\sum_m \\mu_m g_m`."""
+        actives = []
+        for form, base, beta, ghat, G, state, active in zip(self.forms, self.bases, self.betas, self.ghat,
+                                                             self.G, self.states, self.actives):
+            np.dot(mu, G, out=ghat)
+            k, _ = shrink(form.rows, form.signs, base, form.upper, beta, ghat, state, active, self.marks,
+                          self.shrinking)
+            actives.append(active[:k])
+        points = np.flatnonzero(self.marks)
+        self.marks[points] = False
+        return points, actives
 
     def _gradient_certificate(self, mu: np.ndarray) -> Certificate:
         d = self.data
@@ -233,7 +272,7 @@ class Chunking(Driver):
     def _extra(self, pairs: int, violation: float) -> dict:
         counters = self.cache[4]
         extra = {"pairs": int(pairs), "smo_violation": float(violation), "smo_eps": self.eps,
-                 "cache_hits": int(counters[1]), "cache_misses": int(counters[2])}
+                 "cache_hits": int(counters[1]), "cache_misses": int(counters[2]), "active": self.active}
         if self.dots[0].shape[0]:
             extra["dot_cache_hits"], extra["dot_cache_misses"] = int(self.dots[4][1]), int(self.dots[4][2])
         return extra

@@ -36,10 +36,10 @@ from numba import njit, prange
 
 from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
-from .rbf_table import accumulate_tabulated, table_column
+from .rbf_table import accumulate_tabulated
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
-           "reset_cache", "combined_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
+           "reset_cache", "dot_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
            "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
@@ -91,30 +91,61 @@ def cached_slot(cache, i):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _dot_column(oracle, dots, i):
-    """:math:`X x_i` from the cache of inner-product columns (LAZY)."""
+def _products(X, bounds, i, column, start, stop):
+    """``column[v n + t] = <X_v[t], X_v[i]>`` for t in [start, stop) and every view v."""
+    n = X.shape[0]
+    for v in range(bounds.shape[0] - 1):
+        a, b, at = bounds[v], bounds[v + 1], v * n
+        for t in range(start, stop):
+            total = 0.0
+            for c in range(a, b):
+                total += X[t, c] * X[i, c]
+            column[at + t] = total
+
+
+@locked_cache
+@njit(cache=True, nogil=True, parallel=True)
+def _products_blocks(X, bounds, i, column, blocks):
+    size = (X.shape[0] + blocks - 1) // blocks
+    for b in prange(blocks):
+        _products(X, bounds, i, column, b * size, min((b + 1) * size, X.shape[0]))
+
+
+#: Entries of the data (points × features) from which a product column is split over the cores.
+PARALLEL_PRODUCTS = 65_536
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def dot_column(oracle, dots, i, blocks=1):
+    """:math:`X x_i` from the cache of inner-product columns (LAZY), computed in ``blocks``
+    over the cores when it is large."""
     X, bounds = oracle[5], oracle[13]
     s, hit = cached_slot(dots, i)
     column = dots[0][s]
     if not hit:
-        if bounds.shape[0] <= 2:
-            column[:] = X @ X[i]
+        if blocks > 1 and X.shape[0] * X.shape[1] >= PARALLEL_PRODUCTS:
+            _products_blocks(X, bounds, i, column, blocks)
         else:
-            n = X.shape[0]
-            for v in range(bounds.shape[0] - 1):
-                a, b, at = bounds[v], bounds[v + 1], v * n
-                for t in range(n):
-                    total = 0.0
-                    for c in range(a, b):
-                        total += X[t, c] * X[i, c]
-                    column[at + t] = total
+            _products(X, bounds, i, column, 0, X.shape[0])
     return column
 
 
-#: Kernel entries per column above which it is split over the cores (a parallel launch
-#: costs ~0.5 ms here: worth it from ~10^6 entries).
-_PARALLEL_WORK = 1_000_000
 _FAST = {"nnan", "ninf", "nsz", "contract"}  # no reassociation: the reduction above stays exact
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def shifted_dot(dot, shift, t, shift_i):
+    """:math:`\\langle x_t, x_i\\rangle` from the centred product (linear and polynomial kernels)."""
+    return dot[t] + shift[t] + shift_i
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def rbf_entry(gamma, sqn, dot, t, norm_i):
+    """:math:`e^{-\\gamma\\|z_t - z_i\\|^2}` with the squared distance clipped at 0."""
+    return _exp(-gamma * max(sqn[t] + norm_i - 2.0 * dot[t], 0.0))
 
 
 @locked_cache
@@ -129,15 +160,15 @@ def _accumulate(oracle, m, i, dot, weight, out, start, stop):
     row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
     if kinds[m] == LINEAR:
         for t in range(start, stop):
-            out[t] += factor * row[t] * (dot[t] + shift[t] + shift_i)
+            out[t] += factor * row[t] * shifted_dot(dot, shift, t, shift_i)
     elif kinds[m] == RBF:
         for t in range(start, stop):
-            out[t] += factor * row[t] * _exp(-gamma * max(sqn[t] + norm_i - 2.0 * dot[t], 0.0))
+            out[t] += factor * row[t] * rbf_entry(gamma, sqn, dot, t, norm_i)
         if start <= i < stop:  # exactly 1 on the diagonal, as scikit-learn's
-            out[i] += factor * row[i] * (1.0 - _exp(-gamma * max(2.0 * norm_i - 2.0 * dot[i], 0.0)))
+            out[i] += factor * row[i] * (1.0 - rbf_entry(gamma, sqn, dot, i, norm_i))
     else:
         for t in range(start, stop):
-            out[t] += factor * row[t] * (gamma * (dot[t] + shift[t] + shift_i) + coef0) ** degree
+            out[t] += factor * row[t] * (gamma * shifted_dot(dot, shift, t, shift_i) + coef0) ** degree
 
 
 @locked_cache
@@ -147,57 +178,6 @@ def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
     if not accumulate:
         out[:] = 0.0
     _accumulate(oracle, m, i, dot, weight, out, 0, out.shape[0])
-
-
-@locked_cache
-@njit(cache=True, parallel=True, nogil=True)
-def _combined_lazy(oracle, mu, i, dot, out, skip):
-    """``out += K_mu[:, i]`` on the fly, the points in blocks of 4096 over the cores."""
-    size, n = 4096, out.shape[0]
-    for part in prange((n + size - 1) // size):
-        start, stop = part * size, min((part + 1) * size, n)
-        for m in range(mu.shape[0]):
-            if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
-                _accumulate(oracle, m, i, dot, mu[m], out, start, stop)
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def combined_column(oracle, dots, table, mu, i, out):
-    """``out = K_mu[:, i]`` from the kernels with non-zero weight.
-
-    On the fly, the RBF kernels in ``table`` (:mod:`~mklopt.kernels.rbf_table`, filled
-    for ``mu``) come from the table: one lookup per point for all of them.
-    """
-    kind, stack, F, owner = oracle[0], oracle[1], oracle[2], oracle[3]
-    if kind == FACTORS:
-        w = np.empty(F.shape[1])
-        for r in range(F.shape[1]):
-            w[r] = mu[owner[r]] * F[i, r]
-        out[:] = F @ w
-    elif kind == LAZY:
-        dot = _dot_column(oracle, dots, i)
-        skip = table[0]  # kernels the table already holds
-        if skip.shape[0]:
-            table_column(oracle, table, i, dot, out)
-        else:
-            out[:] = 0.0
-        rest = 0
-        for m in range(mu.shape[0]):
-            rest += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
-        if out.shape[0] * rest >= _PARALLEL_WORK:
-            _combined_lazy(oracle, mu, i, dot, out, skip)
-        else:
-            for m in range(mu.shape[0]):
-                if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
-                    _accumulate(oracle, m, i, dot, mu[m], out, 0, out.shape[0])
-    else:
-        out[:] = 0.0
-        for m in range(mu.shape[0]):
-            w = mu[m]
-            if w != 0.0:
-                for t in range(out.shape[0]):
-                    out[t] += w * stack[m, i, t]
 
 
 @locked_cache
@@ -226,12 +206,13 @@ def _add_dense(stack, index, delta, G):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def add_columns(oracle, dots, index, delta, G, ktable):
+def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
 
     On the fly, the kernels of ``ktable`` (:func:`~mklopt.kernels.rbf_table.kernel_table`)
     are interpolated (relative error ~3e-12, several times faster); the others
-    are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``).
+    are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``). ``blocks``:
+    the threads over which missing product columns are computed.
     """
     kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
     if kind == FACTORS:
@@ -247,11 +228,11 @@ def add_columns(oracle, dots, index, delta, G, ktable):
         for start in range(0, index.shape[0], block):
             stop = min(start + block, index.shape[0])
             for k in range(start, stop):
-                buffer[k - start] = _dot_column(oracle, dots, index[k])
+                buffer[k - start] = dot_column(oracle, dots, index[k], blocks)
             _add_lazy(oracle, index[start:stop], delta[start:stop], buffer[:stop - start], G, ktable[0])
             if ktable[0].shape[0]:
                 accumulate_tabulated(ktable, oracle[6], index[start:stop], delta[start:stop],
-                                     buffer[:stop - start], G)
+                                     buffer[:stop - start], G, blocks)
     else:
         _add_dense(stack, index, delta, G)
 
@@ -262,7 +243,7 @@ def kernel_entries(oracle, dots, rows, i, out):
     """``out[m, k] = K_m[rows[k], i]`` for every kernel m."""
     kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
     if kind == LAZY:
-        dot = _dot_column(oracle, dots, i)
+        dot = dot_column(oracle, dots, i)
         column = np.empty(oracle[9].shape[1])
         for m in range(out.shape[0]):
             _map_kernel(oracle, m, i, dot, 1.0, column, False)

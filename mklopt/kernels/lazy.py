@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..exceptions import KernelError
@@ -164,7 +165,7 @@ class LazyKernelSet(KernelSet):
             return np.sum([p[0] for p in parts], axis=0), np.stack([p[1] for p in parts], axis=1)
         support = np.flatnonzero(coef).astype(np.int64)
         Kc = np.zeros((self.M, self.n))
-        add_columns(self.oracle, self._dots(), support, coef[support], Kc, NO_KERNEL_TABLE)
+        add_columns(self.oracle, self._dots(), support, coef[support], Kc, NO_KERNEL_TABLE, numba.get_num_threads())
         return Kc @ coef, Kc
 
     def entry_sums(self) -> np.ndarray:

@@ -10,8 +10,9 @@ A column of :math:`K_\\mu` then costs one lookup per point instead of one
 exponential per point and kernel. :math:`\\varphi_\\mu` and :math:`\\varphi_\\mu'` are
 tabulated once per weight step on knots uniform within each binade of D
 (``2**BITS`` per binade: the knots are the floats whose low mantissa bits are
-zero, so a point's cell is its bit pattern shifted) and read by cubic Hermite
-interpolation. In :math:`v=\\log D` every :math:`e^{-\\gamma D}` is equally smooth, and
+zero, so a point's cell is its bit pattern shifted and its place in the cell its
+low bits) and read by cubic Hermite interpolation from one row of four numbers
+per cell (the ends' values and slopes times the cell's width: one cache line). In :math:`v=\\log D` every :math:`e^{-\\gamma D}` is equally smooth, and
 the interpolation error of one kernel is at most
 :math:`\\max_x x^4e^{-x}/(384\\cdot 2^{4\\,\\text{BITS}}) \\approx 3\\times10^{-12}` of its
 weight, whatever :math:`\\gamma`. Below the first knot
@@ -27,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._compile_lock import locked_cache
-from ._fastexp import as_int, exp_nonpositive
+from ._fastexp import as_float, as_int, exp_nonpositive
 
 __all__ = ["rbf_table", "fill_table", "table_column", "NO_TABLE", "kernel_table", "NO_KERNEL_TABLE",
            "accumulate_tabulated"]
@@ -38,11 +39,16 @@ _LINEAR_ERROR = 1e-12
 _MAX_CELLS = 1 << 16
 #: Largest per-kernel table (values and slopes of every kernel on every knot).
 KERNEL_TABLE_BYTES = 256 * 2**20
-NO_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zeros(0), np.zeros(0))
+_LOW_BITS = (1 << _SHIFT) - 1
+_CELL_FRACTION = 1.0 / (1 << _SHIFT)  # a point's place in its cell: its low bits over the cell's
+NO_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zeros((0, 4)), np.zeros(0))
 
 
 def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray, offset: int = 0) -> tuple:
-    """An empty table ``(tabulated (M,), [first cell, phi(0), phi'(0), offset], knots, values, slopes)``.
+    """An empty table ``(tabulated (M,), [first cell, phi(0), phi'(0), offset], knots, cells, slopes)``.
+
+    ``cells[c] = (phi(k_c), h_c phi'(k_c), phi(k_{c+1}), h_c phi'(k_{c+1}))`` for the cell
+    :math:`[k_c, k_{c+1})` of width :math:`h_c`; ``slopes`` holds :math:`\\varphi'` on the knots.
 
     ``sqn`` are the squared norms of the points (:math:`D \\le 4\\max\\|x\\|^2`),
     ``gammas`` the kernels' widths, ``rbf`` marks the RBF kernels without row
@@ -61,16 +67,16 @@ def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray, offset: int 
         return NO_TABLE
     knots = (np.arange(low, high + 1, dtype=np.int64) << _SHIFT).view(np.float64)
     spec = np.array([float(low), 0.0, 0.0, float(offset)])
-    return tabulated, spec, knots, np.zeros(knots.size), np.zeros(knots.size)
+    return tabulated, spec, knots, np.zeros((knots.size - 1, 4)), np.zeros(knots.size)
 
 
 @locked_cache
 @njit(cache=True, nogil=True)
 def fill_table(oracle, mu, table):
     """Tabulate :math:`\\varphi_\\mu` and :math:`\\varphi_\\mu'` for the weights ``mu``."""
-    tabulated, spec, knots, values, slopes = table
+    tabulated, spec, knots, cells, slopes = table
     params, scale = oracle[8], oracle[10]
-    values[:] = 0.0
+    values = np.zeros(knots.shape[0])
     slopes[:] = 0.0
     spec[1] = 0.0
     spec[2] = 0.0
@@ -85,6 +91,10 @@ def fill_table(oracle, mu, table):
             e = w * exp_nonpositive(-gamma * knots[k])
             values[k] += e
             slopes[k] -= gamma * e
+    for c in range(cells.shape[0]):
+        h = knots[c + 1] - knots[c]
+        cells[c, 0], cells[c, 1] = values[c], h * slopes[c]
+        cells[c, 2], cells[c, 3] = values[c + 1], h * slopes[c + 1]
 
 
 @locked_cache
@@ -101,22 +111,28 @@ def _hermite(D, knots, low, last):
 
 
 @locked_cache
-@njit(cache=True, nogil=True)
-def table_column(oracle, table, i, dot, out):
-    """``out = phi_mu(D[:, i])`` by cubic Hermite interpolation (exactly ``phi_mu(0)`` at t = i)."""
-    _, spec, knots, values, slopes = table
+@njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
+def table_column(oracle, table, i, dot, out, points, start, stop):
+    """``out[t] = phi_mu(D[t, i])`` for ``t`` in ``points[start:stop]``, by cubic Hermite
+    interpolation (exactly ``phi_mu(0)`` at t = i). Written without branches (the
+    linear piece below the first knot and the diagonal are selected) so that it vectorizes."""
+    _, spec, knots, cells, _ = table
     n, o = out.shape[0], np.int64(spec[3])  # o: where the tabulated kernels' view starts
     sqn, dot = oracle[6][o:o + n], dot[o:o + n]
-    low, phi0, slope0 = np.int64(spec[0]), spec[1], spec[2]
-    last = knots.shape[0] - 2
-    for t in range(n):
-        D = max(sqn[t] + sqn[i] - 2.0 * dot[t], 0.0)
-        if D < knots[0]:
-            out[t] = phi0 + slope0 * D
-            continue
-        k, a, b, c, d = _hermite(D, knots, low, last)
-        out[t] = a * values[k] + b * slopes[k] + c * values[k + 1] + d * slopes[k + 1]
-    out[i] = phi0
+    low, phi0, slope0, norm_i = np.int64(spec[0]), spec[1], spec[2], sqn[i]
+    first, top = knots[0], as_float(as_int(knots[-1]) - 1)  # top: the last float of the last cell
+    for k in range(start, stop):
+        t = points[k]
+        D = max(sqn[t] + norm_i - 2.0 * dot[t], 0.0)
+        bits = as_int(min(max(D, first), top))
+        c = (bits >> _SHIFT) - low
+        s = (bits & _LOW_BITS) * _CELL_FRACTION
+        s2 = s * s
+        s3 = s2 * s
+        value = ((2.0 * s3 - 3.0 * s2 + 1.0) * cells[c, 0] + (s3 - 2.0 * s2 + s) * cells[c, 1]
+                 + (3.0 * s2 - 2.0 * s3) * cells[c, 2] + (s3 - s2) * cells[c, 3])
+        value = phi0 + slope0 * D if D < first else value
+        out[t] = phi0 if t == i else value
 
 
 def kernel_table(table: tuple, gammas: np.ndarray, scale: np.ndarray) -> tuple:
@@ -144,19 +160,13 @@ NO_KERNEL_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zer
 
 
 @locked_cache
-@njit(cache=True, parallel=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
-def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
-    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` for the tabulated kernels, by interpolation.
-
-    The cell and the Hermite basis of each pair of points are shared by all
-    kernels; points are split over the cores.
-    """
+@njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
+def _tabulated_points(ktable, sqn, index, delta, dots_block, G, start, stop):
     tabulated, spec, knots, values, slopes, origin = ktable
-    low, last, M, n = np.int64(spec[0]), knots.shape[0] - 2, values.shape[1], G.shape[1]
-    o = np.int64(spec[3])  # where the tabulated kernels' view starts
-    sqn, dots_block = sqn[o:o + n], dots_block[:, o:o + n]
-    for u in prange(n):
-        acc = np.zeros(M)
+    low, last, M = np.int64(spec[0]), knots.shape[0] - 2, values.shape[1]
+    acc = np.empty(M)
+    for u in range(start, stop):
+        acc[:] = 0.0
         for k in range(index.shape[0]):
             t, w = index[k], delta[k]
             D = 0.0 if t == u else max(sqn[u] + sqn[t] - 2.0 * dots_block[k, u], 0.0)
@@ -171,3 +181,28 @@ def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G):
         for m in range(M):
             if tabulated[m]:
                 G[m, u] += acc[m]
+
+
+@locked_cache
+@njit(cache=True, parallel=True, nogil=True)
+def _tabulated_blocks(ktable, sqn, index, delta, dots_block, G, blocks):
+    n = G.shape[1]
+    size = (n + blocks - 1) // blocks
+    for b in prange(blocks):
+        _tabulated_points(ktable, sqn, index, delta, dots_block, G, b * size, min((b + 1) * size, n))
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def accumulate_tabulated(ktable, sqn, index, delta, dots_block, G, blocks=1):
+    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` for the tabulated kernels, by interpolation.
+
+    The cell and the Hermite basis of each pair of points are shared by all
+    kernels; the points are split in ``blocks`` over the cores.
+    """
+    o, n = np.int64(ktable[1][3]), G.shape[1]  # where the tabulated kernels' view starts
+    sqn, dots_block = sqn[o:o + n], dots_block[:, o:o + n]
+    if blocks > 1:
+        _tabulated_blocks(ktable, sqn, index, delta, dots_block, G, blocks)
+    else:
+        _tabulated_points(ktable, sqn, index, delta, dots_block, G, 0, n)

@@ -1,0 +1,109 @@
+"""Columns of the combined kernel :math:`K_\\mu` at a set of points, for the SMO α-steps.
+
+:func:`combined_column` writes :math:`K_\\mu[t, i] = \\sum_m \\mu_m K_m[t, i]` for the
+points ``t`` of a list: all points, or the active points of a chunk when SMO
+shrinks (:mod:`mklopt.drivers._smo`); the other entries of ``out`` are left as
+they are. Kernels are read from any oracle of :mod:`mklopt.kernels.columns`; on
+the fly, the RBF kernels held by the table (:mod:`mklopt.kernels.rbf_table`) cost
+one lookup per point for all of them, the other kernels one evaluation each.
+Above :data:`PARALLEL_ENTRIES` entries a column is split over the cores in
+contiguous blocks of the list (each entry is written by one thread: the column
+is the same whatever the number of threads).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._compile_lock import locked_cache
+from .columns import DENSE, FACTORS, LINEAR, RBF, _FAST, dot_column, rbf_entry, shifted_dot
+from .rbf_table import table_column
+
+__all__ = ["combined_column", "PARALLEL_ENTRIES"]
+
+#: Kernel entries (points × kernels read one by one) from which a column is split over the
+#: cores: a parallel launch costs ~7 µs here, an entry 3-8 ns.
+PARALLEL_ENTRIES = 16_384
+
+
+@locked_cache
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _accumulate_at(oracle, m, i, dot, weight, out, points, start, stop):
+    """``out[t] += weight * K_m[t, i]`` for ``t`` in ``points[start:stop]`` (on the fly)."""
+    kinds, params, rowscale, scale = oracle[7], oracle[8], oracle[9], oracle[10]
+    n, o = out.shape[0], oracle[12][m]  # o: where kernel m's view starts in the products
+    dot, sqn, shift = dot[o:o + n], oracle[6][o:o + n], oracle[11][o:o + n]
+    gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
+    factor = weight * scale[m] * rowscale[m, i]
+    row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
+    for k in range(start, stop):
+        t = points[k]
+        if kinds[m] == LINEAR:
+            value = shifted_dot(dot, shift, t, shift_i)
+        elif kinds[m] == RBF:
+            value = 1.0 if t == i else rbf_entry(gamma, sqn, dot, t, norm_i)  # 1 on the diagonal
+        else:
+            value = (gamma * shifted_dot(dot, shift, t, shift_i) + coef0) ** degree
+        out[t] += factor * row[t] * value
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def _lazy_block(oracle, table, mu, i, dot, out, points, start, stop):
+    skip = table[0]  # the kernels the table holds
+    if skip.shape[0]:
+        table_column(oracle, table, i, dot, out, points, start, stop)
+    else:
+        for k in range(start, stop):
+            out[points[k]] = 0.0
+    for m in range(mu.shape[0]):
+        if mu[m] != 0.0 and not (skip.shape[0] and skip[m]):
+            _accumulate_at(oracle, m, i, dot, mu[m], out, points, start, stop)
+
+
+@locked_cache
+@njit(cache=True, parallel=True, nogil=True)
+def _lazy_blocks(oracle, table, mu, i, dot, out, points, blocks):
+    size = (points.shape[0] + blocks - 1) // blocks
+    for b in prange(blocks):
+        _lazy_block(oracle, table, mu, i, dot, out, points, b * size, min((b + 1) * size, points.shape[0]))
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def combined_column(oracle, dots, table, mu, i, points, out, blocks=1):
+    """``out[t] = K_mu[t, i]`` for ``t`` in ``points``, from the kernels with non-zero weight.
+
+    On the fly, the RBF kernels in ``table`` (filled for ``mu``) come from the table,
+    and large columns are split in ``blocks`` over the cores (numba's thread count).
+    """
+    kind, stack, F, owner = oracle[0], oracle[1], oracle[2], oracle[3]
+    if kind == FACTORS:
+        w = np.empty(F.shape[1])
+        for r in range(F.shape[1]):
+            w[r] = mu[owner[r]] * F[i, r]
+        if points.shape[0] == out.shape[0]:
+            out[:] = F @ w
+        else:
+            for t in points:
+                out[t] = np.dot(F[t], w)
+    elif kind == DENSE:
+        for t in points:
+            out[t] = 0.0
+        for m in range(mu.shape[0]):
+            w = mu[m]
+            if w != 0.0:
+                row = stack[m, i]
+                for t in points:
+                    out[t] += w * row[t]
+    else:
+        dot = dot_column(oracle, dots, i, blocks)
+        skip = table[0]
+        units = 1 if skip.shape[0] else 0
+        for m in range(mu.shape[0]):
+            units += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
+        if blocks > 1 and points.shape[0] * units >= PARALLEL_ENTRIES:
+            _lazy_blocks(oracle, table, mu, i, dot, out, points, blocks)
+        else:
+            _lazy_block(oracle, table, mu, i, dot, out, points, 0, points.shape[0])
