@@ -94,6 +94,9 @@ def cached_slot(cache, i):
 def _products(X, bounds, i, column, start, stop):
     """``column[v n + t] = <X_v[t], X_v[i]>`` for t in [start, stop) and every view v."""
     n = X.shape[0]
+    if bounds.shape[0] <= 2:  # one view: BLAS (several accumulators; a loop here is 4x slower)
+        np.dot(X[start:stop], X[i], column[start:stop])
+        return
     for v in range(bounds.shape[0] - 1):
         a, b, at = bounds[v], bounds[v + 1], v * n
         for t in range(start, stop):
