@@ -1,0 +1,148 @@
+"""How one interleaved-core fit scales with the cores, and what shrinking saves.
+
+One problem, not several side by side: UCI Letter Recognition (A–M vs N–Z, the first
+n points, standardized; ``mklopt.datasets.load("letter")``), 50 RBF kernels with
+:math:`2\\sigma^2\\in1.2^0,\\dots,1.2^{49}` computed on the fly, ℓp-MKL with p = 4/3,
+C = 1, certified relative gap 1e-3, ``mklopt.fit(..., "chunking")``.
+
+1. **Threads**: the same fit on 1, 2, 4, ... threads up to the machine's cores
+   (``--threads``), each in its own process started with ``NUMBA_NUM_THREADS`` set; the
+   table prints the threads the process used (numba's count and threading layer), the
+   fit time, the speedup over one thread and the SMO pairs (the same on every row: the
+   pairs do not depend on the number of threads).
+2. **Shrinking**: the fit on one thread and on all of them with ``shrinking=False``.
+
+Run: ``python examples/bench_threads.py`` (``mklopt bench threads``); ``--n`` changes
+the size (default 20,000), ``--small`` runs 400 points and 5 kernels in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mklopt.plotting import save_figure
+
+TOL, C, P = 1e-3, 1.0, 4 / 3
+
+
+def letter(n: int) -> tuple[np.ndarray, np.ndarray]:
+    from mklopt.datasets import load
+
+    X, y = load("letter", return_X_y=True)
+    X, y = X[:n], y[:n].astype(float)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
+def run_one(n: int, M: int, shrinking: bool) -> dict:
+    """One fit in this process on numba's current thread count."""
+    import numba
+
+    import mklopt
+
+    X, y = letter(n)
+    specs = [("rbf", {"gamma": 1.2 ** -k}) for k in range(M)]
+    warm = mklopt.KernelSet.from_data(X[:60], specs, lazy=True)
+    mklopt.fit(warm, y[:60], "chunking", p=P, tol=1e-2)  # load the compiled code outside the timing
+    kernels = mklopt.KernelSet.from_data(X, specs, lazy=True)
+    start = time.perf_counter()
+    result = mklopt.fit(kernels, y, "chunking", C=C, p=P, tol=TOL, shrinking=shrinking)
+    seconds = time.perf_counter() - start
+    return {"threads": numba.get_num_threads(), "layer": numba.threading_layer(), "n": n, "M": M,
+            "shrinking": shrinking, "seconds": seconds, "pairs": result.info["smo_pairs"],
+            "iterations": result.iterations, "status": result.status, "rel_gap": result.rel_gap}
+
+
+def measure(threads: int, n: int, M: int, shrinking: bool, fresh: bool) -> dict:
+    """:func:`run_one` in a process started with ``NUMBA_NUM_THREADS=threads`` (or here)."""
+    if not fresh:
+        import numba
+
+        before = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            return run_one(n, M, shrinking)
+        finally:
+            numba.set_num_threads(before)
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--single", json.dumps([n, M, shrinking])]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        return {"threads": threads, "shrinking": shrinking, "error": done.stderr.strip().splitlines()[-1:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def thread_counts(spec: str | None) -> list[int]:
+    if spec:
+        return [int(v) for v in spec.split(",") if v]
+    cores, counts = os.cpu_count() or 1, [1]
+    while counts[-1] * 2 <= cores:
+        counts.append(counts[-1] * 2)
+    return counts + ([cores] if counts[-1] != cores else [])
+
+
+def line(r: dict, base: float | None) -> str:
+    if "error" in r:
+        return f"  {r['threads']:>7}  failed: {r['error']}"
+    speedup = f"{base / r['seconds']:7.2f}x" if base else "      -"
+    return (f"  {r['threads']:>7} {r['layer']:>6} {str(r['shrinking']):>9} {r['seconds']:9.2f}s {speedup}"
+            f" {r['pairs']:>8} {r['iterations']:>6}  {r['rel_gap']:.1e} {r['status']}")
+
+
+def main(small: bool = False, out=None, argv=None) -> list[dict]:
+    """Command-line entry; ``small=True``: 400 points, 5 kernels, in this process (seconds)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=None, help="training points (default 20000)")
+    parser.add_argument("--M", type=int, default=None, help="RBF kernels (default 50)")
+    parser.add_argument("--threads", default=None, help="thread counts (default 1, 2, 4, ... cores)")
+    parser.add_argument("--out", default=None, help="folder for bench_threads.png")
+    parser.add_argument("--single", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv if argv is not None else ([] if small else None))
+    if args.single:
+        print(json.dumps(run_one(*json.loads(args.single))))
+        return []
+    n, M = args.n or (400 if small else 20_000), args.M or (5 if small else 50)
+    counts = thread_counts(args.threads or ("1,2" if small else None))
+    print(f"letter A-M vs N-Z, n = {n}, {M} RBF kernels on the fly, p = 4/3, C = 1, gap {TOL:g}; "
+          f"{os.cpu_count()} cores")
+    print(f"  {'threads':>7} {'layer':>6} {'shrinking':>9} {'fit':>10} {'speedup':>8} {'pairs':>8} "
+          f"{'iters':>6}  certified gap")
+    rows: list[dict] = []
+    for threads in counts:
+        rows.append(measure(threads, n, M, True, not small))
+        base = rows[0].get("seconds")
+        print(line(rows[-1], base), flush=True)
+    print("  shrinking off:")
+    for threads in sorted({counts[0], counts[-1]}):
+        rows.append(measure(threads, n, M, False, not small))
+        on = next((r for r in rows if r.get("threads") == threads and r.get("shrinking")), None)
+        print(line(rows[-1], on.get("seconds") if on else None) + "   (speedup: shrinking on / off)", flush=True)
+    folder = out if out is not None else args.out
+    if folder is not None:
+        plot(rows, Path(folder) / "bench_threads.png")
+    return rows
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    from mklopt.plotting import _pyplot
+
+    fig, ax = _pyplot().subplots(figsize=(6, 4))
+    timed = sorted((r["threads"], r["seconds"]) for r in rows if r.get("shrinking") and "seconds" in r)
+    if timed:
+        threads, seconds = zip(*timed)
+        ax.plot(threads, [seconds[0] / s for s in seconds], marker="o", label="measured")
+        ax.plot(threads, threads, ls=":", color="gray", label="linear")
+    ax.set(xlabel="threads", ylabel="speedup over one thread", title="one interleaved-core fit")
+    ax.legend()
+    save_figure(fig, path)
+
+
+if __name__ == "__main__":
+    main()
