@@ -152,19 +152,27 @@ def rbf_entry(gamma, sqn, dot, t, norm_i):
 
 
 @locked_cache
+@njit(cache=True, inline="always")
+def kernel_view(oracle, m, i, dot, weight, n):
+    """What kernel m's entries :math:`K_m[\\cdot, i]` read on the fly: ``(kind, gamma, degree, coef0,
+    factor, row scales, products, squared norms, shifts, |z_i|^2, shift_i)``, the arrays of its view."""
+    kinds, params, rowscale, scale = oracle[7], oracle[8], oracle[9], oracle[10]
+    o = oracle[12][m]  # where kernel m's view starts in the products
+    dot, sqn, shift = dot[o:o + n], oracle[6][o:o + n], oracle[11][o:o + n]
+    return (kinds[m], params[m, 0], params[m, 1], params[m, 2], weight * scale[m] * rowscale[m, i],
+            rowscale[m], dot, sqn, shift, sqn[i], shift[i])
+
+
+@locked_cache
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _accumulate(oracle, m, i, dot, weight, out, start, stop):
     """``out[t] += weight * K_m[t, i]`` for t in [start, stop), from the inner products ``dot`` (LAZY)."""
-    kinds, params, rowscale, scale = oracle[7], oracle[8], oracle[9], oracle[10]
-    n, o = out.shape[0], oracle[12][m]  # o: where kernel m's view starts in the products
-    dot, sqn, shift = dot[o:o + n], oracle[6][o:o + n], oracle[11][o:o + n]
-    gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
-    factor = weight * scale[m] * rowscale[m, i]
-    row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
-    if kinds[m] == LINEAR:
+    kind, gamma, degree, coef0, factor, row, dot, sqn, shift, norm_i, shift_i = kernel_view(
+        oracle, m, i, dot, weight, out.shape[0])
+    if kind == LINEAR:
         for t in range(start, stop):
             out[t] += factor * row[t] * shifted_dot(dot, shift, t, shift_i)
-    elif kinds[m] == RBF:
+    elif kind == RBF:
         for t in range(start, stop):
             out[t] += factor * row[t] * rbf_entry(gamma, sqn, dot, t, norm_i)
         if start <= i < stop:  # exactly 1 on the diagonal, as scikit-learn's

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._compile_lock import locked_cache
-from .columns import DENSE, FACTORS, LINEAR, RBF, _FAST, dot_column, rbf_entry, shifted_dot
+from .columns import DENSE, FACTORS, LINEAR, RBF, _FAST, dot_column, kernel_view, rbf_entry, shifted_dot
 from .rbf_table import table_column
 
 __all__ = ["combined_column", "PARALLEL_ENTRIES"]
@@ -31,17 +31,13 @@ PARALLEL_ENTRIES = 16_384
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _accumulate_at(oracle, m, i, dot, weight, out, points, start, stop):
     """``out[t] += weight * K_m[t, i]`` for ``t`` in ``points[start:stop]`` (on the fly)."""
-    kinds, params, rowscale, scale = oracle[7], oracle[8], oracle[9], oracle[10]
-    n, o = out.shape[0], oracle[12][m]  # o: where kernel m's view starts in the products
-    dot, sqn, shift = dot[o:o + n], oracle[6][o:o + n], oracle[11][o:o + n]
-    gamma, degree, coef0 = params[m, 0], params[m, 1], params[m, 2]
-    factor = weight * scale[m] * rowscale[m, i]
-    row, norm_i, shift_i = rowscale[m], sqn[i], shift[i]
+    kind, gamma, degree, coef0, factor, row, dot, sqn, shift, norm_i, shift_i = kernel_view(
+        oracle, m, i, dot, weight, out.shape[0])
     for k in range(start, stop):
         t = points[k]
-        if kinds[m] == LINEAR:
+        if kind == LINEAR:
             value = shifted_dot(dot, shift, t, shift_i)
-        elif kinds[m] == RBF:
+        elif kind == RBF:
             value = 1.0 if t == i else rbf_entry(gamma, sqn, dot, t, norm_i)  # 1 on the diagonal
         else:
             value = (gamma * shifted_dot(dot, shift, t, shift_i) + coef0) ** degree
