@@ -119,11 +119,12 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
         rows.append(measure(threads, n, M, True, not small))
         base = rows[0].get("seconds")
         print(line(rows[-1], base), flush=True)
-    print("  shrinking off:")
+    print("  shrinking off (speedup column: this row's time over the time with shrinking):")
     for threads in sorted({counts[0], counts[-1]}):
         rows.append(measure(threads, n, M, False, not small))
-        on = next((r for r in rows if r.get("threads") == threads and r.get("shrinking")), None)
-        print(line(rows[-1], on.get("seconds") if on else None) + "   (speedup: shrinking on / off)", flush=True)
+        on = next((r for r in rows if r.get("threads") == threads and r.get("shrinking")), {})
+        saved = (rows[-1]["seconds"] ** 2 / on["seconds"]) if "seconds" in on and "seconds" in rows[-1] else None
+        print(line(rows[-1], saved), flush=True)
     folder = out if out is not None else args.out
     if folder is not None:
         plot(rows, Path(folder) / "bench_threads.png")

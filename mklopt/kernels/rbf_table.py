@@ -12,14 +12,16 @@ tabulated once per weight step on knots uniform within each binade of D
 (``2**BITS`` per binade: the knots are the floats whose low mantissa bits are
 zero, so a point's cell is its bit pattern shifted and its place in the cell its
 low bits) and read by cubic Hermite interpolation from one row of four numbers
-per cell (the ends' values and slopes times the cell's width: one cache line). In :math:`v=\\log D` every :math:`e^{-\\gamma D}` is equally smooth, and
-the interpolation error of one kernel is at most
+per cell (the ends' values, and their slopes times the cell's width). In
+:math:`v=\\log D` every :math:`e^{-\\gamma D}` is equally smooth, and the interpolation
+error of one kernel is at most
 :math:`\\max_x x^4e^{-x}/(384\\cdot 2^{4\\,\\text{BITS}}) \\approx 3\\times10^{-12}` of its
 weight, whatever :math:`\\gamma`. Below the first knot
 :math:`D_0=\\sqrt{2\\epsilon}/\\gamma_{\\max}` the line :math:`\\varphi(0)+\\varphi'(0)D` is
-within :math:`\\epsilon = 10^{-12}` of it. The SMO α-steps use these columns;
-the per-kernel gradients, the weight steps and the certificates use exact
-kernel values.
+within :math:`\\epsilon = 10^{-12}` of it. The SMO α-steps use these columns, and the
+per-kernel gradients are brought up to date between weight steps from per-kernel
+tables on the same knots (:func:`accumulate_tabulated`); the certificate that ends a
+fit recomputes the gradients from exact kernel values.
 """
 
 from __future__ import annotations
