@@ -292,7 +292,7 @@ def test_cli_solve_lazy(tmp_path, capsys):
     np.savez(tmp_path / "d.npz", X=X, y=y)
     code = cli.main(["solve", "--data", str(tmp_path / "d.npz"), "--driver", "chunking", "--lazy",
                      "--normalize", "trace", "--p", "4/3", "--tol", "1e-6",
-                     "--param", "Q=20", "--out", str(tmp_path / "r.npz")])
+                     "--param", "Q=20", "--param", "shrinking=false", "--out", str(tmp_path / "r.npz")])
     assert code == 0
     saved = mklopt.MKLResult.load(tmp_path / "r.npz")
     dense = KernelSet.from_data(X, mklopt.estimators.resolve_kernel_specs(None, X),
@@ -301,6 +301,9 @@ def test_cli_solve_lazy(tmp_path, capsys):
     assert again.certified(1e-6)
     assert cli.main(["solve", "--data", str(tmp_path / "d.npz"), "--lazy"]) == 2
     assert "--lazy" in capsys.readouterr().err
+    assert cli.main(["solve", "--data", str(tmp_path / "d.npz"), "--driver", "chunking",
+                     "--param", "shrinking=maybe"]) == 2
+    assert "shrinking must be True or False" in capsys.readouterr().err
 
 
 @parametrize_with_checks([mklopt.MKLClassifier(driver="chunking")])

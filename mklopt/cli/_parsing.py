@@ -81,7 +81,10 @@ def nonnegative_int(text: str) -> int:
 
 
 def _value(text: str) -> Any:
-    """An int, a float (``4/3`` and ``inf`` accepted) or else the string itself."""
+    """``true``/``false`` (any case) as booleans, an int, a float (``4/3`` and ``inf``
+    accepted) or else the string itself."""
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
     try:
         return int(text)
     except ValueError:
@@ -137,7 +140,7 @@ def parse_kernel_spec(text: str) -> Any:
 
 
 def parse_param(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` of ``--param`` (the value an int, a number or a string)."""
+    """``KEY=VALUE`` of ``--param`` (the value a boolean, an int, a number or a string)."""
     key, eq, val = text.partition("=")
     if not eq or not key.strip():
         raise argparse.ArgumentTypeError(f"bad --param {text!r}; use key=value (e.g. b=4)")
