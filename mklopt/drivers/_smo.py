@@ -87,6 +87,14 @@ def _moves(sign, b, u):
 
 
 @locked_cache
+@njit(cache=True, inline="always")
+def kept(moves, F, high, low):
+    """libsvm's shrinking rule: keep a free variable, one that may only rise with
+    :math:`F \\ge \\min_{low}F` (``low``) and one that may only fall with :math:`F \\le \\max_{up}F` (``high``)."""
+    return moves == RISE | FALL or (moves == RISE and F >= low) or (moves == FALL and F <= high)
+
+
+@locked_cache
 @njit(cache=True, nogil=True)
 def _first_range(state, rows, base, ghat, active, start, stop):
     """``(i, F_i, min_low F)`` over ``active[start:stop]``: the first maximal F of the
@@ -155,7 +163,7 @@ def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking
     k = 0
     for t in range(beta.shape[0]):
         F, moves = base[t] - ghat[rows[t]], state[t]
-        if not shrinking or moves == RISE | FALL or (moves == RISE and F >= low) or (moves == FALL and F <= high):
+        if not shrinking or kept(moves, F, high, low):
             active[k] = t
             marks[rows[t]] = True
             k += 1

@@ -25,73 +25,26 @@ import numpy as np
 from numba import njit
 
 from ..kernels._compile_lock import locked_cache
+from ._smo import _first_range, _moves, _second_range, kept
 
 __all__ = ["smo_qp"]
 
-
-@locked_cache
-@njit(cache=True)
-def _first(active, n_active, rows, signs, base, upper, beta, ghat):
-    """``(i, F_i, violation, low)`` over the active variables: the maximal F over those that
-    may rise, max F - min F, and the minimal F over those that may fall."""
-    i, high, low = -1, -np.inf, np.inf
-    for a in range(n_active):
-        t = active[a]
-        F = base[t] - ghat[rows[t]]
-        b, u = beta[t], upper[t]
-        # written out, not as helper calls: numba does not inline them (4x slower passes)
-        if signs[t] > 0.0:
-            rise, fall = b < u, b > 0.0
-        else:
-            rise, fall = b > 0.0, b < u
-        if rise and F > high:
-            i, high = t, F
-        if fall and F < low:
-            low = F
-    return i, high, high - low, low
+# The pair scans and the shrinking rule are the interleaved core's (:mod:`mklopt.drivers._smo`),
+# on a dense K: the column of i is the row K[r_i], the diagonal plays dmu.
 
 
 @locked_cache
 @njit(cache=True)
-def _second(K, diag, active, n_active, rows, signs, base, upper, beta, ghat, i, high, tau):
-    j, best, ri = -1, -np.inf, rows[i]
-    Ki, kii = K[ri], diag[ri]
+def _shrink(active, n_active, state, rows, base, ghat, high, low):
+    """Drop the active variables at a bound that neither end of the pair rule can pick
+    (libsvm's shrinking, :func:`mklopt.drivers._smo.kept`). Returns the new active count."""
+    count = 0
     for a in range(n_active):
         t = active[a]
-        b = beta[t]
-        if not ((b > 0.0) if signs[t] > 0.0 else (b < upper[t])):  # may fall
-            continue
-        rt = rows[t]
-        gain = high - (base[t] - ghat[rt])
-        if gain <= 0.0:
-            continue
-        a_tt = kii + diag[rt] - 2.0 * Ki[rt]
-        gain = gain * gain / (a_tt if a_tt > 0.0 else tau)
-        if gain > best:
-            j, best = t, gain
-    return j
-
-
-@locked_cache
-@njit(cache=True)
-def _shrink(active, n_active, rows, signs, base, upper, beta, ghat, high, low):
-    """Drop the variables at a bound that neither end of the pair rule can pick (libsvm's
-    shrinking, Joachims 1999): one that may only rise with F below every F that may fall, one
-    that may only fall with F above every F that may rise. Returns the new active count."""
-    kept = 0
-    for a in range(n_active):
-        t = active[a]
-        F = base[t] - ghat[rows[t]]
-        b, u = beta[t], upper[t]
-        if signs[t] > 0.0:
-            rise, fall = b < u, b > 0.0
-        else:
-            rise, fall = b > 0.0, b < u
-        if (rise and not fall and F < low) or (fall and not rise and F > high):
-            continue
-        active[kept] = t
-        kept += 1
-    return kept
+        if kept(state[t], base[t] - ghat[rows[t]], high, low):
+            active[count] = t
+            count += 1
+    return count
 
 
 @locked_cache
@@ -108,11 +61,14 @@ def smo_qp(K, rows, signs, base, upper, beta, ghat, eps, max_pairs, tau=1e-12):
     diag = np.empty(K.shape[0])
     for k in range(K.shape[0]):
         diag[k] = K[k, k]
-    active = np.arange(n_var)
+    active, state = np.arange(n_var), np.empty(n_var, dtype=np.int8)
+    for t in range(n_var):
+        state[t] = _moves(signs[t], beta[t], upper[t])
     n_active, interval = n_var, min(n_var, 1000)
     pairs, gap, countdown = 0, np.inf, interval
     while pairs < max_pairs:
-        i, high, gap, low = _first(active, n_active, rows, signs, base, upper, beta, ghat)
+        i, high, low = _first_range(state, rows, base, ghat, active, 0, n_active)
+        gap = high - low
         if i < 0 or gap <= eps:
             if n_active == n_var:
                 break
@@ -123,9 +79,9 @@ def smo_qp(K, rows, signs, base, upper, beta, ghat, eps, max_pairs, tau=1e-12):
             continue
         countdown -= 1
         if countdown <= 0:
-            n_active = _shrink(active, n_active, rows, signs, base, upper, beta, ghat, high, low)
+            n_active = _shrink(active, n_active, state, rows, base, ghat, high, low)
             countdown = interval
-        j = _second(K, diag, active, n_active, rows, signs, base, upper, beta, ghat, i, high, tau)
+        j = _second_range(state, rows, base, ghat, high, K[rows[i]], rows[i], diag, tau, active, 0, n_active)[0]
         if j < 0:
             break
         ri, rj = rows[i], rows[j]
@@ -142,6 +98,7 @@ def smo_qp(K, rows, signs, base, upper, beta, ghat, eps, max_pairs, tau=1e-12):
             beta[j] = 0.0 if signs[j] > 0 else upper[j]
         else:
             beta[j] -= signs[j] * step
+        state[i], state[j] = _moves(signs[i], beta[i], upper[i]), _moves(signs[j], beta[j], upper[j])
         if ri != rj:
             Ki, Kj = K[ri], K[rj]  # rows of the symmetric K: contiguous
             for k in range(ghat.shape[0]):
