@@ -270,13 +270,13 @@ def test_estimator_chunking_on_the_fly_matches_dense(monkeypatch):
                                rtol=1e-8, atol=1e-10)
 
 
-def test_auto_driver_uses_chunking_for_large_n_and_factors(monkeypatch):
-    from mklopt.estimators import _base
+def test_auto_driver_uses_chunking_where_estimated_faster_and_for_factors(monkeypatch):
+    from mklopt.estimators import cost
 
     X, y = _data(9, n=300)
     clf = mklopt.MKLClassifier(kernels=SPECS[:2], rank=20).fit(X, y)
     assert clf.driver_ == "chunking" and clf.result_.status == "converged"
-    monkeypatch.setattr(_base, "AUTO_CHUNKING_MIN_N", 250)
+    monkeypatch.setattr(cost, "STEP_SECONDS", 0.0)  # the core estimated faster at 300 points
     clf = mklopt.MKLClassifier(kernels=SPECS[:2]).fit(X, y)
     assert clf.driver_ == "chunking" and clf.result_.rel_gap <= 1e-4
     regressor = mklopt.MKLRegressor(kernels=SPECS[:2]).fit(X, X[:, 0])

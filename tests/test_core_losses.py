@@ -113,15 +113,18 @@ def test_estimators_on_the_core_agree_with_the_wrapper_dense_and_on_the_fly(monk
                                rtol=1e-5, atol=1e-6)
 
 
-def test_auto_takes_the_core_for_svr_from_500_and_one_class_from_1000_points(monkeypatch):
+def test_auto_takes_the_core_for_svr_before_one_class(monkeypatch):
+    """The one-class loss needs more pairs (``cost.LOSS_PAIRS``): with the core's step cost
+    lowered so that ε-SVR goes to it at 120 points, the one-class loss does not yet."""
+    from mklopt.estimators import cost
+
     X, t = _data(9, n=120)
-    monkeypatch.setattr(_base, "AUTO_CHUNKING_FLOOR_N", 10)
-    monkeypatch.setattr(_base, "AUTO_CHUNKING_MIN_N", 100)
-    monkeypatch.setitem(_base._CORE_MIN_N, "one_class", 200)
+    monkeypatch.setattr(cost, "STEP_SECONDS", 1e-3)
     assert mklopt.MKLRegressor(kernels=SPECS).fit(X, t).driver_ == "chunking"
     assert mklopt.MKLRegressor(kernels=SPECS, loss="squared_error").fit(X, t).driver_ != "chunking"
-    assert mklopt.MKLOneClass(kernels=SPECS).fit(X).driver_ != "chunking"
-    monkeypatch.setitem(_base._CORE_MIN_N, "one_class", 100)
+    one_class = mklopt.MKLOneClass(kernels=SPECS).fit(X)
+    assert one_class.driver_ != "chunking" and one_class.driver_choice_.driver == one_class.driver_
+    monkeypatch.setitem(cost.LOSS_PAIRS, "one_class", 1.0)
     assert mklopt.MKLOneClass(kernels=SPECS).fit(X).driver_ == "chunking"
 
 

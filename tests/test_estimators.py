@@ -180,8 +180,8 @@ def digits_odd_even():
     return X[:400], X[400:], y[:400], y[400:]
 
 
-@pytest.mark.parametrize("n, p, expected", [(60, 1.0, "cutting_plane"), (400, 1.0, "cutting_plane"),
-                                            (60, 4 / 3, "wrapper"), (400, 4 / 3, "wrapper")])
+@pytest.mark.parametrize("n, p, expected", [(60, 1.0, "cutting_plane"), (200, 1.0, "cutting_plane"),
+                                            (60, 4 / 3, "wrapper"), (200, 4 / 3, "wrapper")])
 def test_auto_driver_is_an_outer_loop_at_every_size(digits_odd_even, n, p, expected):
     """Issue 35: the exact interior-point solve was 10-100x slower than the loops at 150
     points; "auto" never picks it."""

@@ -89,7 +89,7 @@ class Chunking(Driver):
               "and the weight step in one loop, on a dense stack, low-rank factors or kernels "
               "computed on the fly")
     notes = ("the hinge (binary and multiclass), ε-insensitive and one-class losses from a few hundred points "
-             "(`driver=\"auto\"` picks it from 500, one-class from 1,000); no n × n matrix on the fly")
+             "(`driver=\"auto\"` picks it where its estimated time is lower); no n × n matrix on the fly")
 
     name = "chunking"
     losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")

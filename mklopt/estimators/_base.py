@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -44,6 +45,7 @@ from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
 from ..regularizers.sets import Penalty
 from ..results.result import MKLResult, decision_values
+from .cost import choose_driver
 from .kernel_specs import diagonals, resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, prediction_stack, training_stack
 
@@ -55,24 +57,6 @@ EXACT = "exact"
 #: The default: an outer loop to the certified gap (never the exact interior-point solve,
 #: 10-100x slower than the loops already at 150 points, on every loss).
 AUTO = "auto"
-#: From this many training points ``driver="auto"`` uses the interleaved ``"chunking"`` (hinge).
-#: Measured with the default kernels on digits (even vs odd, two runs' best): at 400 points
-#: chunking takes 0.7-1.9x the time of the cutting plane (p = 1) or the wrapper (p = 2), at
-#: 700 points 1.2-1.3x less than the wrapper, at 1,000 points 1.8x less than the wrapper
-#: and 3.1-3.6x less than the cutting plane (C = 1 and 100).
-AUTO_CHUNKING_MIN_N = 500
-#: Problems solved side by side on the core's T threads (one-vs-rest classes) lower that to
-#: ``AUTO_CHUNKING_MIN_N / T``, not below this: the other loops take one class at a time.
-#: Measured on 10-class digits, 2 threads: at 200 points chunking takes the time of the
-#: cutting plane at C = 1 and 0.6x at C = 100; at 400 points 0.35x at both.
-AUTO_CHUNKING_FLOOR_N = 200
-#: Losses of the core (the ``chunking`` driver's ``losses``) that ``auto`` takes to it from other
-#: than AUTO_CHUNKING_MIN_N points: the one-class loss (measured on digits, nu = 0.2: at 500
-#: points the wrapper takes 0.4x chunking's time, at 1,000 points 0.8-1.3x). ε-SVR keeps 500
-#: (make_friedman1: 1.4-2.2x faster at 300-500 points, 2.5-3.1x at 1,000), and so does the
-#: shared-weight multiclass (10-class digits, p = 1: 1.9-2.3x faster than the cutting plane at
-#: 500 points, 3.0-3.6x at 1,257).
-_CORE_MIN_N = {"one_class": 1000}
 #: ``driver="chunking"`` computes kernels on the fly when the dense stack would exceed this (bytes).
 LAZY_STACK_BYTES = 2 * 2**30
 #: Registered drivers of other problems (not MKL over a weight set).
@@ -81,6 +65,11 @@ _VKR_DRIVERS = ("vkr_cd",)
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
 #: Losses whose labels or targets give the target kernel yy' of the two-stage ``WEIGHT_METHODS``.
 _ALIGN_LOSSES = ("hinge", "epsilon_insensitive", "squared_error")
+
+
+def machine_threads() -> int:
+    """The threads the outer loops' stack passes share: numba's thread count (``NUMBA_NUM_THREADS``)."""
+    return int(numba.get_num_threads())
 
 
 def check_rank(rank) -> int:
@@ -181,12 +170,13 @@ class MKLEstimatorBase(BaseEstimator):
             raise InvalidInputError(
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={n}.")
         theta = self.theta if self.normalization == "tail_sum" else None
-        self.driver_ = self._resolve_driver(n)
         if self._precomputed():
+            self.driver_ = self._resolve_driver(n, X.shape[0], lazy_possible=False)
             ks = self._precomputed_kernels(X, theta)
             self.kernel_names_ = list(ks.names)
             return ks
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X, getattr(self, "feature_names_in_", None))
+        self.driver_ = self._resolve_driver(n, len(self.kernel_specs_), self._lazy_possible(X))
         rank = getattr(self, "rank", None)
         if rank is None and self._on_the_fly(X):
             self.rank_ = None
@@ -203,21 +193,29 @@ class MKLEstimatorBase(BaseEstimator):
         self.kernel_names_ = list(ks.names)
         return ks
 
-    def _resolve_driver(self, n: int) -> str:
-        """``driver``, or for ``"auto"``: the interleaved ``"chunking"`` for the hinge (binary,
-        one-vs-rest or shared-weight multiclass) and ε-SVR from 500 points (from 500 / T, at least 200, for problems side by side on T
-        threads), for the one-class loss from 1,000, or on low-rank factors; else the
-        cutting plane (p = 1) or the wrapper."""
+    def _resolve_driver(self, n: int, M: int, lazy_possible: bool) -> str:
+        """``driver``, or for ``"auto"``: the interleaved ``"chunking"`` where it can run and
+        is estimated faster (:func:`mklopt.estimators.cost.choose_driver`), on low-rank
+        factors, or where the dense stack would exceed ``LAZY_STACK_BYTES`` and the
+        kernels can be computed on the fly; else the cutting plane (p = 1) or the wrapper.
+        Sets ``driver_choice_`` (the estimates) when they decided."""
+        self.driver_choice_ = None
         if self.driver != AUTO:
             return self.driver
         reg = as_regularizer(self.regularizer, self.p)
         loss = self._loss_name()
-        threads = core_threads(self._core_problems())
-        threshold = max(_CORE_MIN_N.get(loss, AUTO_CHUNKING_MIN_N) / threads, AUTO_CHUNKING_FLOOR_N)
-        if loss in Chunking.losses and not isinstance(reg, Penalty) and (
-                n >= threshold or getattr(self, "rank", None) is not None):
+        polyhedral = isinstance(reg, LpBall) and reg.p == 1
+        outer = "cutting_plane" if polyhedral else "wrapper"
+        if loss not in Chunking.losses or isinstance(reg, Penalty):
+            return outer
+        if getattr(self, "rank", None) is not None:
             return "chunking"
-        return "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
+        problems = self._core_problems()
+        self.driver_choice_ = choose_driver(
+            n, M, polyhedral=polyhedral, C=float(getattr(self, "C", 1.0)), loss=loss, problems=problems,
+            threads=machine_threads(), core_threads=core_threads(problems),
+            stack_bytes_over=lazy_possible and 8.0 * M * n * n > LAZY_STACK_BYTES)
+        return self.driver_choice_.driver
 
     def _core_problems(self) -> int:
         """Independent problems the core would solve side by side (one-vs-rest classes)."""
@@ -228,6 +226,10 @@ class MKLEstimatorBase(BaseEstimator):
         n = X.shape[0]
         if self.driver_ != "chunking" or 8.0 * len(self.kernel_specs_) * n * n <= LAZY_STACK_BYTES:
             return False
+        return self._lazy_possible(X)
+
+    def _lazy_possible(self, X: np.ndarray) -> bool:
+        """Whether the resolved kernel specs and the normalization can be computed on the fly."""
         return self.normalization in (None, "trace", "spherical", "multiplicative") and all(
             lazy_supported(spec, X.shape[1]) for spec in self.kernel_specs_)
 

@@ -73,9 +73,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         Soft-margin constant, > 0.
     driver : str, default="auto"
         ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
-        ``"chunking"`` for the hinge loss from 500 points (one-vs-rest classes on
-        T threads: from 500 / T, at least 200) or on low-rank factors, otherwise the cutting plane for p = 1 and the wrapper for every other weight
-        set; never the exact interior-point solve (10 to 100 times slower than
+        ``"chunking"`` where it is estimated faster (:mod:`mklopt.estimators.cost`:
+        column reads against the outer loop's stack passes and SVM solves for this
+        machine's threads; one-vs-rest classes run side by side on them), on low-rank
+        factors, or where the dense stack would exceed 2 GB; otherwise the cutting plane
+        for p = 1 and the wrapper for every other weight set; never the exact interior-point solve (10 to 100 times slower than
         these loops already at 150 points).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
         or ``"lp_primal"`` when Θ has no closed-form support function.
@@ -151,6 +153,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     kernel_names_ : list of str
     driver_ : str
         The driver that was run (``"auto"`` resolved).
+    driver_choice_ : DriverChoice or None
+        With ``driver="auto"`` where the estimates decided: both estimates in seconds
+        and the reason (:func:`mklopt.estimators.cost.choose_driver`).
     support_vectors_ : ndarray of shape (n_SV, n_features)
         Training features of ``support_``: test kernels are evaluated against
         them only (the training kernels are not kept).

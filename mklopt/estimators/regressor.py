@@ -51,8 +51,9 @@ class MKLRegressor(RegressorMixin, MKLEstimatorBase):
         Width of the insensitive tube (``loss="epsilon_insensitive"`` only), >= 0.
     driver : str, default="auto"
         ``"auto"``: an outer loop to the certified gap ``tol`` — the interleaved
-        ``"chunking"`` for the ε-insensitive loss from 500 points (the one-class
-        loss from 1,000) or on low-rank factors, otherwise the cutting plane for p = 1 and the wrapper for every other weight
+        ``"chunking"`` for the ε-insensitive (and one-class) loss where it is estimated
+        faster (:mod:`mklopt.estimators.cost`), on low-rank factors or where the dense
+        stack would exceed 2 GB, otherwise the cutting plane for p = 1 and the wrapper for every other weight
         set; never the exact interior-point solve (10 to 100 times slower than
         these loops already at 150 points).
         Or ``"exact"``, ``"wrapper"``, ``"cutting_plane"``, ``"chunking"`` (not for

@@ -1,0 +1,96 @@
+"""Issue 35, point 4: ``driver="auto"`` chooses by estimated cost (:mod:`mklopt.estimators.cost`).
+
+The estimates are a model, so these tests check its shape against what it must
+express (column reads against stack passes, cores, classes side by side, the
+kernels with weight) and that the estimators take the model's choice; the model's
+fit to measured times is printed by ``mklopt bench chunking`` (part 3), not timed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mklopt
+from mklopt.estimators import _base, cost
+from mklopt.estimators.cost import choose_driver, core_seconds, outer_seconds
+
+SPECS = [("rbf", {"gamma": 0.1}), ("rbf", {"gamma": 1.0}), "linear"]
+
+
+def _crossing(**kwargs) -> int:
+    """The fewest points (step 10) from which the core is estimated faster."""
+    return next(n for n in range(20, 50_000, 10) if choose_driver(n, **kwargs).driver == "chunking")
+
+
+def test_small_problems_go_to_the_outer_loop_large_ones_to_the_core():
+    for polyhedral in (True, False):
+        small, large = choose_driver(60, 5, polyhedral=polyhedral), choose_driver(5000, 5, polyhedral=polyhedral)
+        assert small.driver == ("cutting_plane" if polyhedral else "wrapper") and small.outer_driver == small.driver
+        assert small.outer_seconds < small.core_seconds
+        assert large.driver == "chunking" and large.core_seconds < large.outer_seconds
+        assert "estimated faster" in small.reason and "estimated faster" in large.reason
+
+
+def test_more_cores_speed_the_stack_passes_not_one_problems_columns():
+    few, many = dict(polyhedral=False, threads=2), dict(polyhedral=False, threads=16)
+    assert core_seconds(2000, 50, **few) == core_seconds(2000, 50, **many)  # below PARALLEL_SCAN
+    assert outer_seconds(2000, 50, **many) < outer_seconds(2000, 50, **few)
+    assert _crossing(M=50, **many) > _crossing(M=50, **few)
+
+
+def test_columns_read_the_weighted_kernels_only():
+    """At p > 1 every kernel has weight and each column reads all M; ℓ1 reads a few."""
+    assert _crossing(M=50, polyhedral=False, threads=2) > 2 * _crossing(M=5, polyhedral=False, threads=2)
+    assert core_seconds(3000, 50, polyhedral=True) == pytest.approx(
+        core_seconds(3000, 5, polyhedral=True))
+
+
+def test_classes_side_by_side_make_the_core_cheaper_per_class():
+    alone = _crossing(M=5, polyhedral=True, threads=2)
+    together = _crossing(M=5, polyhedral=True, threads=2, problems=10, core_threads=2)
+    assert together < alone
+    assert _crossing(M=5, polyhedral=True, threads=2, problems=10, core_threads=1) == alone
+
+
+def test_kernels_on_the_fly_go_to_the_core_whatever_the_estimates():
+    choice = choose_driver(100, 50, polyhedral=False, threads=64, stack_bytes_over=True)
+    assert choice.driver == "chunking" and choice.outer_seconds < choice.core_seconds
+    assert "on the fly" in choice.reason
+
+
+def test_the_one_class_loss_needs_more_points_than_the_hinge():
+    assert _crossing(M=5, polyhedral=True, loss="one_class") > _crossing(M=5, polyhedral=True)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 16])
+def test_estimators_run_the_driver_the_estimates_choose(monkeypatch, threads):
+    monkeypatch.setattr(_base, "machine_threads", lambda: threads)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(150) > 0, 1, -1)
+    for p in (1.0, 4 / 3):
+        clf = mklopt.MKLClassifier(kernels=SPECS, p=p, C=10.0).fit(X, y)
+        expected = choose_driver(150, 3, polyhedral=p == 1.0, C=10.0, threads=threads)
+        assert clf.driver_choice_ == expected and clf.driver_ == expected.driver
+        assert clf.result_.status == "converged"
+    stack = mklopt.KernelSet.from_data(X, SPECS).K
+    pre = mklopt.MKLClassifier(kernels="precomputed", normalization=None).fit(list(stack), y)
+    assert pre.driver_choice_ == choose_driver(150, 3, polyhedral=True, threads=threads)
+
+
+def test_the_core_wins_where_its_estimate_is_lower(monkeypatch):
+    """With the core's costs set to nothing, auto takes it for every loss it has."""
+    monkeypatch.setattr(cost, "STEP_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PAIR_ENTRY_SECONDS", 0.0)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 3))
+    assert mklopt.MKLClassifier(kernels=SPECS).fit(X, X[:, 0] > 0).driver_ == "chunking"
+    assert mklopt.MKLRegressor(kernels=SPECS).fit(X, X[:, 1]).driver_ == "chunking"
+    assert mklopt.MKLOneClass(kernels=SPECS).fit(X).driver_ == "chunking"
+    ridge = mklopt.MKLRegressor(kernels=SPECS, loss="squared_error").fit(X, X[:, 1])
+    assert ridge.driver_ != "chunking" and ridge.driver_choice_ is None  # not the core's loss
+    named = mklopt.MKLClassifier(kernels=SPECS, driver="wrapper").fit(X, X[:, 0] > 0)
+    assert named.driver_ == "wrapper" and named.driver_choice_ is None
+    factors = mklopt.MKLClassifier(kernels=SPECS, rank=10).fit(X, X[:, 0] > 0)
+    assert factors.driver_ == "chunking" and factors.driver_choice_ is None
