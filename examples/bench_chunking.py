@@ -17,8 +17,10 @@ ships; this is a real 20,000-point set in its place.
 2. **Runtime against M** at n = 1,000 (``--Ms``), :math:`2\\sigma^2 \\in 2^0, \\dots,
    2^{M-1}` (widths below :math:`2^{-1022}` are clipped there: those kernels are
    all-ones to rounding anyway), chunking on the fly, p = 4/3 and p = 1.
-3. **Dense n = 5,000** (``--dense-n``): chunking against the wrapper on the same
-   stack, and against one SVC on :math:`K_\\mu` at the weights found.
+3. **Dense stacks at n = 2,000 and 5,000** (``--dense-n``), p = 4/3: chunking against the
+   wrapper on the same stack, against one SVC on :math:`K_\\mu` at the weights found, and
+   against what ``driver="auto"`` estimates for both on this machine's threads
+   (:mod:`mklopt.estimators.cost`): its choice, and whether that was the faster.
 
 Each measurement runs in its own process: the time is the fit alone (kernels
 on the fly are built inside it, as they cost nothing up front; loading the
@@ -169,7 +171,7 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     parser.add_argument("--Ms", default=None, help="numbers of kernels at n = 1000 (default 10,...,10000)")
     parser.add_argument("--dense-max-n", type=int, default=None,
                         help="largest n for methods on the precomputed stack (default 3000)")
-    parser.add_argument("--dense-n", type=int, default=None, help="n of part 3 (default 5000; 0 skips)")
+    parser.add_argument("--dense-n", default=None, help="sizes of part 3 (default 2000,5000; 0 skips)")
     parser.add_argument("--cache-mb", type=float, default=256.0)
     parser.add_argument("--simplemkl-seconds", type=float, default=120.0,
                         help="time limit of SimpleMKL (status time_limit when reached; default 120)")
@@ -187,12 +189,12 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     if small:
         args.simplemkl_seconds = min(args.simplemkl_seconds, 5.0)
         print("(--small: every measurement in this process; peak RSS is the process's so far)")
-    dense_n = args.dense_n if args.dense_n is not None else (0 if small else 5000)
+    dense_ns = [int(v) for v in (args.dense_n or ("200" if small else "2000,5000")).split(",") if int(v)]
     rows = runtime_against_n([int(v) for v in ns.split(",") if v], dense_max_n, args.cache_mb,
                              args.simplemkl_seconds)
     runtime_against_M([int(v) for v in Ms.split(",") if v], args.cache_mb)
-    if dense_n:
-        dense_comparison(dense_n, args.cache_mb)
+    if dense_ns:
+        dense_comparison(dense_ns, args.cache_mb)
     if out is not None or args.out is not None:
         plot_runtimes(rows, out if out is not None else args.out)
     return rows
@@ -231,18 +233,28 @@ def runtime_against_M(Ms: list[int], cache_mb: float) -> None:
             print(row(measure("chunking_lazy", 1000, M, p, 2.0, cache_mb), None), flush=True)
 
 
-def dense_comparison(n: int, cache_mb: float) -> None:
-    print(f"\n3. dense stack at n = {n}, 50 kernels: chunking against the wrapper (p = 4/3) and "
-          "against one SVC on K_mu at the weights found")
+def dense_comparison(ns: list[int], cache_mb: float) -> None:
+    import numba
+
+    from mklopt.estimators.cost import choose_driver
+
+    threads = numba.get_num_threads()
+    print(f"\n3. dense stacks, 50 kernels, p = 4/3: chunking against the wrapper and against one SVC "
+          f"on K_mu at the weights found; driver='auto''s estimates for both on {threads} threads")
     print(HEADER)
-    chunk = measure("chunking_dense", n, 50, 4 / 3, 1.2, cache_mb)
-    wrap = measure("wrapper", n, 50, 4 / 3, 1.2, cache_mb)
-    print(row(chunk, None))
-    print(row(wrap, None))
-    if "error" not in chunk and "error" not in wrap:
-        print(f"  wrapper / chunking = {wrap['seconds'] / chunk['seconds']:.1f}x (target >= 5); "
-              f"chunking / SVC on K_mu = {chunk['seconds'] / chunk['svc_at_weights']:.1f}x "
-              "(target <= 3)")
+    for n in ns:
+        chunk = measure("chunking_dense", n, 50, 4 / 3, 1.2, cache_mb)
+        wrap = measure("wrapper", n, 50, 4 / 3, 1.2, cache_mb)
+        print(row(chunk, None))
+        print(row(wrap, None))
+        if "error" in chunk or "error" in wrap:
+            continue
+        choice = choose_driver(n, 50, polyhedral=False, C=C, threads=threads)
+        faster = "chunking" if chunk["seconds"] <= wrap["seconds"] else "wrapper"
+        print(f"  n = {n}: wrapper / chunking = {wrap['seconds'] / chunk['seconds']:.2f}x; "
+              f"chunking / SVC on K_mu = {chunk['seconds'] / chunk['svc_at_weights']:.1f}x; "
+              f"auto estimates chunking {choice.core_seconds:.2f} s, wrapper {choice.outer_seconds:.2f} s "
+              f"-> {choice.driver} ({'the faster' if choice.driver == faster else 'NOT the faster'})")
 
 
 if __name__ == "__main__":

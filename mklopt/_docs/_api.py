@@ -28,6 +28,7 @@ SECTIONS: list[tuple[str, str, Sequence[str] | None]] = [
     ("Saving and loading results", "mklopt.results", ["save_result", "load_result"]),
     ("Model selection: paths and sweeps on Dask", "mklopt.model_selection", ["sweep", "SweepResult"]),
     ("Estimators (scikit-learn)", "mklopt.estimators", None),
+    ("How driver='auto' chooses", "mklopt.estimators.cost", None),
     ("Losses", "mklopt.losses", None),
     ("Drivers", "mklopt.drivers", None),
     ("Weight methods (two stages)", "mklopt.weight_methods",
