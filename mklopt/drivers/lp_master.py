@@ -14,12 +14,14 @@ solves the same LP without recompiling it: the model lives in one
 from the previous optimal basis (dual simplex: a few pivots per cut). About
 0.1–0.3 ms per solve at M = 50 and a few ms at M = 1,000 on this machine,
 against ~20 ms for a CVXPY re-solve (`examples/bench_perf.py` prints it).
-A solve that does not end ``Optimal`` is repeated cold (basis cleared)
-before it is an error. The master value is a lower bound on OPT only as an
-exact LP optimum, so tolerances are tight (1e-10), and each cut's row is divided
-by its largest coefficient: HiGHS' tolerances are absolute, and late cuts of a
-large-C problem have offsets and terms of ~10³ that differ in their fifth digit
-(unscaled, such a master ended ``Unknown`` warm and cold on letter, n = 3,000, C = 100).
+A solve that does not end ``Optimal`` is repeated cold (basis cleared), then
+cold with tolerances a decade looser, before it is an error. The master value is
+a lower bound on OPT only as an exact LP optimum, so tolerances are tight (1e-10);
+they are absolute, and late cuts of a large-C problem have offsets and terms of
+~10³ that differ in their fifth digit: such a master ended ``Unknown`` warm and
+cold at 1e-10 (letter, n = 3,000, C = 100) and optimal at 1e-9. (Dividing each row by
+its largest coefficient instead made the tolerances relative, but then too loose
+for tol = 1e-6 at C = 100: the master returned the same weights over and over.)
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from ..exceptions import SolverError
 from ..regularizers import L1, LpBall, Regularizer, WeightedL1
 
 __all__ = ["PolyhedralSet", "polyhedral_set", "LPMaster"]
+
+#: HiGHS' primal and dual feasibility tolerances (absolute), and the last try's.
+TOLERANCE, LOOSE_TOLERANCE = 1e-10, 1e-9
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,7 @@ class LPMaster:
         self._highspy = highspy
         self.M = theta.upper.size
         h = highspy.Highs()
-        for option, value in (("output_flag", False), ("primal_feasibility_tolerance", 1e-10),
-                              ("dual_feasibility_tolerance", 1e-10), ("presolve", "off")):
+        for option, value in (("output_flag", False), ("presolve", "off")):
             h.setOptionValue(option, value)
         inf = h.getInfinity()
         upper = np.where(np.isinf(theta.upper), inf, theta.upper)
@@ -94,13 +98,13 @@ class LPMaster:
             h.addRow(-inf, 1.0, self.M, idx, np.asarray(theta.a, dtype=float))
             self._first_cut = 1
         self.h, self.inf, self.n_cuts = h, inf, 0
+        self._tolerances(TOLERANCE)
         self._cols = np.arange(self.M + 1, dtype=np.int32)
 
     def add_cut(self, offset: float, s: np.ndarray) -> None:
         """Add :math:`\\eta + \\tfrac12 s^\\top\\mu \\ge` ``offset``."""
         values = np.append(0.5 * np.asarray(s, dtype=float), 1.0)
-        scale = max(abs(float(offset)), float(np.max(np.abs(values))))  # >= 1: eta's coefficient
-        self.h.addRow(float(offset) / scale, self.inf, self.M + 1, self._cols, values / scale)
+        self.h.addRow(float(offset), self.inf, self.M + 1, self._cols, values)
         self.n_cuts += 1
 
     def drop_cut(self, index: int) -> None:
@@ -117,11 +121,24 @@ class LPMaster:
             raise SolverError("the cutting-plane master has no cut yet.")
         if not self._run():
             self.h.clearSolver()  # cold: no basis, fresh factorization
-            if not self._run():
+            if not self._run() and not self._run_looser():
                 status = self.h.modelStatusToString(self.h.getModelStatus())
                 raise SolverError(f"cutting-plane master on HiGHS (highspy) ended with status {status!r}.")
         x = np.asarray(self.h.getSolution().col_value, dtype=float)
         return x[:self.M].copy(), float(x[self.M])
+
+    def _run_looser(self) -> bool:
+        """A cold solve at LOOSE_TOLERANCE, the tolerances restored after it."""
+        self._tolerances(LOOSE_TOLERANCE)
+        self.h.clearSolver()
+        try:
+            return self._run()
+        finally:
+            self._tolerances(TOLERANCE)
+
+    def _tolerances(self, value: float) -> None:
+        for option in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            self.h.setOptionValue(option, value)
 
     def _run(self) -> bool:
         self.h.run()
