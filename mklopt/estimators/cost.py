@@ -35,8 +35,8 @@ the outer loops take one class at a time. One problem of :data:`~mklopt.drivers.
 and more splits its scans and columns over the threads: :math:`c_{\\text{core}} = T^{0.6}`
 (measured 1.7× on 2 threads, 4.7× on 16). On 16 cores the outer loop's passes are
 what makes the wrapper the faster one on a dense stack of letter at n = 8,000 and 50 kernels
-(14 s against chunking's 26 s there); on 2 cores chunking is the faster from about
-1,000 points.
+(14 s against chunking's 26 s there); on 2 cores the crossing lies between about 400
+points (5 kernels, ℓ1) and 1,400 (50 kernels, p = 4/3, C = 1).
 
 Kernels that would need a dense stack above ``lazy_bytes`` but can be computed on the
 fly always go to the core: the outer loops need the stack, the core does not.
