@@ -88,12 +88,17 @@ def thread_counts(spec: str | None) -> list[int]:
     return counts + ([cores] if counts[-1] != cores else [])
 
 
-def line(r: dict, base: float | None) -> str:
+def line(r: dict, speedup: float | None) -> str:
     if "error" in r:
         return f"  {r['threads']:>7}  failed: {r['error']}"
-    speedup = f"{base / r['seconds']:7.2f}x" if base else "      -"
+    speedup = f"{speedup:7.2f}x" if speedup else "      -"
     return (f"  {r['threads']:>7} {r['layer']:>6} {str(r['shrinking']):>9} {r['seconds']:9.2f}s {speedup}"
             f" {r['pairs']:>8} {r['iterations']:>6}  {r['rel_gap']:.1e} {r['status']}")
+
+
+def _ratio(slow: dict, fast: dict) -> float | None:
+    """``slow``'s time over ``fast``'s, when both ran."""
+    return slow["seconds"] / fast["seconds"] if "seconds" in slow and "seconds" in fast else None
 
 
 def main(small: bool = False, out=None, argv=None) -> list[dict]:
@@ -117,14 +122,12 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     rows: list[dict] = []
     for threads in counts:
         rows.append(measure(threads, n, M, True, not small))
-        base = rows[0].get("seconds")
-        print(line(rows[-1], base), flush=True)
+        print(line(rows[-1], _ratio(rows[0], rows[-1])), flush=True)
     print("  shrinking off (speedup column: this row's time over the time with shrinking):")
     for threads in sorted({counts[0], counts[-1]}):
         rows.append(measure(threads, n, M, False, not small))
         on = next((r for r in rows if r.get("threads") == threads and r.get("shrinking")), {})
-        saved = (rows[-1]["seconds"] ** 2 / on["seconds"]) if "seconds" in on and "seconds" in rows[-1] else None
-        print(line(rows[-1], saved), flush=True)
+        print(line(rows[-1], _ratio(rows[-1], on)), flush=True)
     folder = out if out is not None else args.out
     if folder is not None:
         plot(rows, Path(folder) / "bench_threads.png")

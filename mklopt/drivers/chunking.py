@@ -54,6 +54,8 @@ __all__ = ["Chunking", "CACHE_MB"]
 _MIN_EPS = 1e-12
 #: Default memory for cached kernel columns, in MB.
 CACHE_MB = 256.0
+#: Default SMO pair updates between weight steps.
+DEFAULT_Q = 100
 
 
 class Chunking(Driver):
@@ -295,7 +297,7 @@ def _scale(cert: Certificate) -> float:
 
 def _check_Q(Q, n: int) -> int:
     if Q is None:
-        return 100
+        return DEFAULT_Q
     if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 2:
         raise InvalidInputError(
             f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")

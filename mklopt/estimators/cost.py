@@ -48,6 +48,7 @@ import math
 from dataclasses import dataclass
 
 from ..drivers._smo import PARALLEL_SCAN
+from ..drivers.chunking import DEFAULT_Q
 
 __all__ = ["DriverChoice", "choose_driver", "core_seconds", "outer_seconds"]
 
@@ -104,7 +105,7 @@ def core_seconds(n: int, M: int, *, polyhedral: bool, C: float = 1.0, loss: str 
     factor = (POLYHEDRAL_PAIRS if polyhedral else 1.0) * _c_factor(C, 0.5)
     pairs = min(PAIRS_BASE + PAIRS_PER_POINT * n, SMALL_PAIRS_PER_POINT * n) * factor
     pairs *= LOSS_PAIRS.get(loss, 1.0)
-    steps = max(pairs / 100.0, MIN_STEPS * factor)
+    steps = max(pairs / DEFAULT_Q, MIN_STEPS * factor)
     weighted = min(M, SPARSE_KERNELS) if polyhedral else M
     one = steps * STEP_SECONDS + pairs * PAIR_ENTRY_SECONDS * weighted * n
     if problems > 1:
