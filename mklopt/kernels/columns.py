@@ -36,7 +36,7 @@ from numba import njit, prange
 
 from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
-from .rbf_table import accumulate_tabulated
+from .rbf_table import accumulate_tabulated, mix_tabulated
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
            "reset_cache", "dot_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
@@ -221,7 +221,8 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
 
     On the fly, the kernels of ``ktable`` (:func:`~mklopt.kernels.rbf_table.kernel_table`)
-    are interpolated (relative error ~3e-12, several times faster); the others
+    are interpolated from a few shared basis functions (relative error ~1e-12, several
+    times faster); the others
     are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``). ``blocks``:
     the threads over which missing product columns are computed.
     """
@@ -236,6 +237,7 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     elif kind == LAZY:
         block = max(1, min(index.shape[0], 64))
         buffer = np.empty((block, dots[0].shape[1]))
+        basis = np.zeros((G.shape[1] if ktable[0].shape[0] else 0, ktable[5].shape[1]))
         for start in range(0, index.shape[0], block):
             stop = min(start + block, index.shape[0])
             for k in range(start, stop):
@@ -243,7 +245,9 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
             _add_lazy(oracle, index[start:stop], delta[start:stop], buffer[:stop - start], G, ktable[0])
             if ktable[0].shape[0]:
                 accumulate_tabulated(ktable, oracle[6], index[start:stop], delta[start:stop],
-                                     buffer[:stop - start], G, blocks)
+                                     buffer[:stop - start], basis, blocks)
+        if ktable[0].shape[0]:
+            mix_tabulated(ktable, basis, G, blocks)
     else:
         _add_dense(stack, index, delta, G)
 
