@@ -61,7 +61,7 @@ __all__ = ["smo_chunk", "shrink", "violation", "PARALLEL_SCAN"]
 
 #: Active variables from which a scan or an update is split over the cores (a parallel
 #: launch costs ~7 µs here, a variable of a scan ~8 ns).
-PARALLEL_SCAN = 8192
+PARALLEL_SCAN = 4096
 
 
 @locked_cache

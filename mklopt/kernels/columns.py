@@ -237,7 +237,7 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     elif kind == LAZY:
         block = max(1, min(index.shape[0], 64))
         buffer = np.empty((block, dots[0].shape[1]))
-        basis = np.zeros((G.shape[1] if ktable[0].shape[0] else 0, ktable[5].shape[1]))
+        basis = np.zeros((ktable[5].shape[1], G.shape[1] if ktable[0].shape[0] else 0))
         for start in range(0, index.shape[0], block):
             stop = min(start + block, index.shape[0])
             for k in range(start, stop):

@@ -44,6 +44,7 @@ _MAX_CELLS = 1 << 16
 KERNEL_TABLE_BYTES = 256 * 2**20
 #: Singular values of the per-kernel table kept, relative to its largest entry.
 BASIS_TOLERANCE = 1e-13
+_MIX_PIECE = 1024  # points per piece of the gradients' update from the basis sums (8 KB a row)
 _LOW_BITS = (1 << _SHIFT) - 1
 _CELL_FRACTION = 1.0 / (1 << _SHIFT)  # a point's place in its cell: its low bits over the cell's
 NO_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zeros((0, 4)), np.zeros(0))
@@ -194,7 +195,7 @@ NO_KERNEL_TABLE = (np.zeros(0, dtype=np.bool_), np.zeros(4), np.zeros(0), np.zer
 @locked_cache
 @njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
 def _tabulated_points(ktable, sqn, index, delta, dots_block, H, start, stop):
-    """``H[u] += sum_k delta[k] b(D[u, index[k]])`` for u in [start, stop): the basis functions."""
+    """``H[:, u] += sum_k delta[k] b(D[u, index[k]])`` for u in [start, stop): the basis functions."""
     _, spec, knots, cells, origin, _ = ktable
     low, last, R = np.int64(spec[0]), knots.shape[0] - 2, origin.shape[1]
     acc = np.empty(R)  # a buffer of its own (not a view of H) lets the loops over r vectorize
@@ -213,29 +214,32 @@ def _tabulated_points(ktable, sqn, index, delta, dots_block, H, start, stop):
             for r in range(R):
                 acc[r] += a * cell[r] + b * cell[R + r] + c * cell[2 * R + r] + d * cell[3 * R + r]
         for r in range(R):
-            H[u, r] += acc[r]
+            H[r, u] += acc[r]
 
 
 @locked_cache
 @njit(cache=True, nogil=True, fastmath={"nnan", "ninf", "nsz", "contract"})
 def _mix_points(ktable, H, G, start, stop):
-    """``G[m, u] += mix[m] . H[u]`` for the tabulated kernels and u in [start, stop)."""
+    """``G[m, u] += sum_r mix[m, r] H[r, u]`` for the tabulated kernels and u in [start, stop),
+    as contiguous axpys over pieces of the points that stay in the core's first-level cache."""
     tabulated, mix = ktable[0], ktable[5]
-    for m in range(G.shape[0]):
-        if tabulated[m]:
-            row = mix[m]
-            for u in range(start, stop):
-                h = H[u]
-                total = 0.0
-                for r in range(row.shape[0]):
-                    total += row[r] * h[r]
-                G[m, u] += total
+    for low in range(start, stop, _MIX_PIECE):
+        high = min(low + _MIX_PIECE, stop)
+        for m in range(G.shape[0]):
+            if tabulated[m]:
+                out = G[m, low:high]
+                for r in range(mix.shape[1]):
+                    c = mix[m, r]
+                    if c != 0.0:
+                        h = H[r, low:high]
+                        for u in range(high - low):
+                            out[u] += c * h[u]
 
 
 @locked_cache
 @njit(cache=True, parallel=True, nogil=True)
 def _tabulated_blocks(ktable, sqn, index, delta, dots_block, H, blocks):
-    n = H.shape[0]
+    n = H.shape[1]
     size = (n + blocks - 1) // blocks
     for b in prange(blocks):
         _tabulated_points(ktable, sqn, index, delta, dots_block, H, b * size, min((b + 1) * size, n))
@@ -244,7 +248,7 @@ def _tabulated_blocks(ktable, sqn, index, delta, dots_block, H, blocks):
 @locked_cache
 @njit(cache=True, parallel=True, nogil=True)
 def _mix_blocks(ktable, H, G, blocks):
-    n = H.shape[0]
+    n = H.shape[1]
     size = (n + blocks - 1) // blocks
     for b in prange(blocks):
         _mix_points(ktable, H, G, b * size, min((b + 1) * size, n))
@@ -253,11 +257,11 @@ def _mix_blocks(ktable, H, G, blocks):
 @locked_cache
 @njit(cache=True, nogil=True)
 def accumulate_tabulated(ktable, sqn, index, delta, dots_block, H, blocks=1):
-    """``H[u] += sum_k delta[k] b(D[u, index[k]])``: the basis functions of :func:`kernel_table`
+    """``H[:, u] += sum_k delta[k] b(D[u, index[k]])``: the basis functions of :func:`kernel_table`
     at the points, summed over a block of changed points (the cell and the Hermite weights of
     each pair are shared by all R functions); the points are split in ``blocks`` over the cores.
     :func:`mix_tabulated` then adds them to the per-kernel gradients."""
-    o, n = np.int64(ktable[1][3]), H.shape[0]  # where the tabulated kernels' view starts
+    o, n = np.int64(ktable[1][3]), H.shape[1]  # where the tabulated kernels' view starts
     sqn, dots_block = sqn[o:o + n], dots_block[:, o:o + n]
     if blocks > 1:
         _tabulated_blocks(ktable, sqn, index, delta, dots_block, H, blocks)
@@ -268,8 +272,8 @@ def accumulate_tabulated(ktable, sqn, index, delta, dots_block, H, blocks=1):
 @locked_cache
 @njit(cache=True, nogil=True)
 def mix_tabulated(ktable, H, G, blocks=1):
-    """``G[m] += H @ mix[m]`` for the tabulated kernels m: the gradients from the basis functions."""
+    """``G[m] += mix[m] @ H`` for the tabulated kernels m: the gradients from the basis functions."""
     if blocks > 1:
         _mix_blocks(ktable, H, G, blocks)
     else:
-        _mix_points(ktable, H, G, 0, H.shape[0])
+        _mix_points(ktable, H, G, 0, H.shape[1])
