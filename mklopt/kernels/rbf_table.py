@@ -21,7 +21,7 @@ weight, whatever :math:`\\gamma`. Below the first knot
 within :math:`\\epsilon = 10^{-12}` of it. The SMO α-steps use these columns, and the
 per-kernel gradients are brought up to date between weight steps from tables on the
 same knots (:func:`accumulate_tabulated`) of a few functions that span all the kernels
-(:func:`kernel_table`: 50 widths in ratios of 1.2 need 29); the certificate that ends a
+(:func:`kernel_table`: 50 widths in ratios of 1.2 need about 30); the certificate that ends a
 fit recomputes the gradients from exact kernel values.
 """
 
@@ -146,8 +146,8 @@ def kernel_table(table: tuple, gammas: np.ndarray, scale: np.ndarray) -> tuple:
     mix (M, R))``.
 
     The tabulated kernels :math:`c_m e^{-\\gamma_m D}` on the K knots of ``table`` form a
-    K × M matrix :math:`E` whose columns are nearly dependent (50 widths in ratios of 1.2
-    have numerical rank ~28). With its singular value decomposition
+    K × M matrix :math:`E` whose columns are nearly dependent (50 widths in ratios of 1.2,
+    on letter's distances, are spanned by about 30 functions). With its singular value decomposition
     :math:`E = U\\Sigma V^\\top` truncated at :data:`BASIS_TOLERANCE` of its largest entry,
 
     .. math:: c_m e^{-\\gamma_m D} \\approx \\sum_{r<R} b_r(D)\\, V_{mr}, \\qquad
