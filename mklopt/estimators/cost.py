@@ -31,7 +31,7 @@ of the two in 33 of the 36 (the other three within 10 % of each other).
 Where problems run side by side (the classes of a one-vs-rest fit on
 :math:`T` threads) :math:`c_{\\text{core}} = 1 + \\tfrac12(\\min(\\text{classes}, T) - 1)` (their
 Python steps share the GIL: 10 digits classes ran 1.47× faster on 2 threads than on one);
-the outer loops take one class at a time. One problem of :data:`~mklopt.drivers._smo.PARALLEL_SCAN` points
+the outer loops take one class at a time. One problem of :data:`PARALLEL_POINTS` points
 and more splits its scans and columns over the threads: :math:`c_{\\text{core}} = T^{0.6}`
 (measured 1.7× on 2 threads, 4.7× on 16). On 16 cores the outer loop's passes are
 what makes the wrapper the faster one on a dense stack of letter at n = 8,000 and 50 kernels
@@ -47,11 +47,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..drivers._smo import PARALLEL_SCAN
 from ..drivers.chunking import DEFAULT_Q
 
 __all__ = ["DriverChoice", "choose_driver", "core_seconds", "outer_seconds"]
 
+#: Points from which one problem's fit is taken to run :math:`T^{0.6}` times faster on T
+#: threads (measured 1.7× on 2 and 4.7× on 16 at 20,000 points). The core splits scans
+#: from fewer (``mklopt.drivers._smo.PARALLEL_SCAN``), but where its passes are that short the
+#: whole fit gains far less: on 16 cores chunking took 26 s at 8,000 points and 50 kernels.
+PARALLEL_POINTS = 8192
 #: Seconds per step besides its pairs' columns: a weight step, a certificate and a
 #: gradient update (Q = 100 pairs).
 STEP_SECONDS = 3.1e-3
@@ -111,7 +115,7 @@ def core_seconds(n: int, M: int, *, polyhedral: bool, C: float = 1.0, loss: str 
     if problems > 1:
         cores = 1.0 + SIDE_BY_SIDE_GAIN * (min(problems, threads) - 1)
     else:
-        cores = threads ** 0.6 if n >= PARALLEL_SCAN else 1.0
+        cores = threads ** 0.6 if n >= PARALLEL_POINTS else 1.0
     return problems * one / cores
 
 
