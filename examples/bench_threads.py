@@ -12,6 +12,10 @@ C = 1, certified relative gap 1e-3, ``mklopt.fit(..., "chunking")``.
    pairs do not depend on the number of threads).
 2. **Shrinking**: the fit on one thread and on all of them with ``shrinking=False``.
 
+On a shared machine whose speed drifts between runs, ``--repeat R`` runs R rounds over
+the thread counts in turn (1, 2, ..., 1, 2, ...: a slow spell falls on every count) and
+each row is the round with the median time; the rounds are printed as they finish.
+
 Run: ``python examples/bench_threads.py`` (``mklopt bench threads``); ``--n`` changes
 the size (default 20,000), ``--small`` runs 400 points and 5 kernels in this process.
 """
@@ -96,6 +100,25 @@ def line(r: dict, speedup: float | None) -> str:
             f" {r['pairs']:>8} {r['iterations']:>6}  {r['rel_gap']:.1e} {r['status']}")
 
 
+def rounds(counts: list[int], n: int, M: int, repeat: int, fresh: bool) -> list[list[dict]]:
+    """Each thread count's fits (shrinking on) over ``repeat`` rounds taken in turn."""
+    runs: list[list[dict]] = [[] for _ in counts]
+    for round_ in range(repeat):
+        for threads, done in zip(counts, runs):
+            done.append(measure(threads, n, M, True, fresh))
+            if repeat > 1:
+                r = done[-1]
+                took = f"{r['seconds']:.2f}s" if "seconds" in r else f"failed: {r['error']}"
+                print(f"  round {round_ + 1}: {threads} thread(s) {took}", flush=True)
+    return runs
+
+
+def median_run(runs: list[dict]) -> dict:
+    """The run with the median time (the upper median of an even count); a failed run if any failed."""
+    failed = [r for r in runs if "seconds" not in r]
+    return failed[0] if failed else sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+
+
 def _ratio(slow: dict, fast: dict) -> float | None:
     """``slow``'s time over ``fast``'s, when both ran."""
     return slow["seconds"] / fast["seconds"] if "seconds" in slow and "seconds" in fast else None
@@ -107,6 +130,8 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     parser.add_argument("--n", type=int, default=None, help="training points (default 20000)")
     parser.add_argument("--M", type=int, default=None, help="RBF kernels (default 50)")
     parser.add_argument("--threads", default=None, help="thread counts (default 1, 2, 4, ... cores)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds over the thread counts; each row is the median round (default 1)")
     parser.add_argument("--out", default=None, help="folder for bench_threads.png")
     parser.add_argument("--single", help=argparse.SUPPRESS)
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
@@ -119,10 +144,14 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
           f"{os.cpu_count()} cores")
     print(f"  {'threads':>7} {'layer':>6} {'shrinking':>9} {'fit':>10} {'speedup':>8} {'pairs':>8} "
           f"{'iters':>6}  certified gap")
-    rows: list[dict] = []
-    for threads in counts:
-        rows.append(measure(threads, n, M, True, not small))
-        print(line(rows[-1], _ratio(rows[0], rows[-1])), flush=True)
+    runs = rounds(counts, n, M, max(args.repeat, 1), not small)
+    rows = [median_run(done) for done in runs]
+    for r in rows:
+        print(line(r, _ratio(rows[0], r)), flush=True)
+    for threads, done in list(zip(counts, runs))[1:] if args.repeat > 1 else []:
+        ratios = [_ratio(one, r) for one, r in zip(runs[0], done)]
+        print(f"  {threads} threads, speedup in each round: "
+              + ", ".join(f"{v:.2f}x" if v else "-" for v in ratios))
     print("  shrinking off (speedup column: this row's time over the time with shrinking):")
     for threads in sorted({counts[0], counts[-1]}):
         rows.append(measure(threads, n, M, False, not small))

@@ -276,3 +276,25 @@ def test_every_pages_code_runs_as_shown_without_missing_names():
         if free:
             problems.append(f"{page.relative_to(root)}: uses {sorted(free)} without importing or defining them")
     assert checked >= 15 and not problems, "\n".join(problems)
+
+
+def test_bench_threads_repeat_takes_rounds_in_turn_and_reports_the_median(monkeypatch, capsys):
+    """``--repeat``: the thread counts are measured in turn round after round (a slow spell of a
+    shared machine falls on every count), each row is the median round, each round's speedup is
+    printed, and a failed run is reported, never hidden behind a median."""
+    module = _load(EXAMPLES / "bench_threads.py")
+    seconds = {1: iter([9.0, 7.0, 8.0]), 2: iter([5.0, 3.0, 4.0])}
+    order = []
+
+    def fake_measure(threads, n, M, shrinking, fresh):
+        order.append((threads, shrinking))
+        return {"threads": threads, "layer": "omp", "shrinking": shrinking, "seconds": next(seconds[threads])
+                if shrinking else 1.0, "pairs": 10, "iterations": 2, "status": "converged", "rel_gap": 1e-4}
+
+    monkeypatch.setattr(module, "measure", fake_measure)
+    rows = module.main(argv=["--threads", "1,2", "--repeat", "3"])
+    assert order[:6] == [(1, True), (2, True)] * 3
+    assert [r["seconds"] for r in rows[:2]] == [8.0, 4.0]
+    printed = capsys.readouterr().out
+    assert "2 threads, speedup in each round: 1.80x, 2.33x, 2.00x" in printed
+    assert module.median_run([{"seconds": 1.0}, {"threads": 2, "error": ["boom"]}])["error"] == ["boom"]
