@@ -249,6 +249,21 @@ def test_best_bias_beats_a_fine_grid(case):
     assert h <= on_grid.min() + 1e-12 * max(1.0, on_grid.min())
 
 
+def test_best_bias_returns_the_middle_of_the_flat_piece():
+    """h is flat exactly between the |P|-th and (|P|+1)-th smallest breakpoints, whatever the
+    labels below them; with one class the minimum is a half-line ending at the extreme breakpoint."""
+    y = np.array([1.0, -1.0, -1.0, 1.0, -1.0])
+    c = np.array([0.5, -2.0, 3.0, 1.5, 0.0])            # sorted: -2, 0, 0.5 | 1.5, 3 (|P| = 2)
+    b, h = best_bias(y - c, y)
+    assert b == pytest.approx(0.25)                       # the 2nd and 3rd smallest: 0 and 0.5
+    for other in (0.0, 0.5, 0.1):
+        assert hinge_sum(y - c, y, other) == pytest.approx(h)
+    assert hinge_sum(y - c, y, -0.01) > h and hinge_sum(y - c, y, 0.51) > h
+    ones = np.ones(3)
+    assert best_bias(ones - np.array([2.0, -1.0, 0.5]), ones)[0] == 2.0
+    assert best_bias(-ones - np.array([2.0, -1.0, 0.5]), -ones)[0] == -1.0
+
+
 # ------------------------------------------------------------------- project_alpha
 @st.composite
 def alpha_problems(draw):

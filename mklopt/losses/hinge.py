@@ -42,28 +42,31 @@ def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
     :math:`h` is convex piecewise linear with breakpoints :math:`c_i = y_i - f_i`;
     with :math:`P = \\{i: y_i = 1\\}`, :math:`N = \\{i: y_i=-1\\}`,
-    :math:`h(b) = \\sum_{P}(c_i - b)_+ + \\sum_{N}(b - c_i)_+`. All breakpoints
-    are evaluated at once with sorted prefix sums (O(n log n)); when the
-    minimum is attained on an interval its midpoint is returned.
+    :math:`h(b) = \\sum_{P}(c_i - b)_+ + \\sum_{N}(b - c_i)_+`. Between the j-th and
+    the (j+1)-th smallest breakpoints :math:`c_{(j)} < b < c_{(j+1)}` its slope is
+
+    .. math::
+
+        h'(b) = |\\{i \\in N: c_i < b\\}| - |\\{i \\in P: c_i > b\\}| = j - |P|,
+
+    whatever the labels of the breakpoints below :math:`b`, so :math:`h` is minimal
+    exactly on :math:`[c_{(|P|)}, c_{(|P|+1)}]`, two order statistics (one partial
+    sort, O(n)); its midpoint is returned. With one class only, the minimum is
+    attained on a half-line: its end, the extreme breakpoint, is returned.
 
     Returns
     -------
     (b, h(b))
     """
     c = y - f
-    pos, neg = np.sort(c[y > 0]), np.sort(c[y < 0])
-    cand = np.sort(c)
-    pos_cum = np.concatenate(([0.0], np.cumsum(pos)))
-    neg_cum = np.concatenate(([0.0], np.cumsum(neg)))
-    # positive terms active where pos > b: count and sum above b
-    k_pos = np.searchsorted(pos, cand, side="right")
-    pos_part = (pos_cum[-1] - pos_cum[k_pos]) - cand * (pos.size - k_pos)
-    k_neg = np.searchsorted(neg, cand, side="left")
-    neg_part = cand * k_neg - neg_cum[k_neg]
-    h = pos_part + neg_part
-    hmin = float(np.min(h))
-    flat = cand[h <= hmin + 1e-12 * max(1.0, abs(hmin))]
-    b = 0.5 * (float(flat[0]) + float(flat[-1]))
+    positives = int(np.count_nonzero(y > 0))
+    if positives == 0:
+        b = float(np.min(c))
+    elif positives == c.size:
+        b = float(np.max(c))
+    else:
+        ends = np.partition(c, (positives - 1, positives))
+        b = 0.5 * (float(ends[positives - 1]) + float(ends[positives]))
     return b, hinge_sum(f, y, b)
 
 
