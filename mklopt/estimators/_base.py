@@ -176,9 +176,10 @@ class MKLEstimatorBase(BaseEstimator):
             self.kernel_names_ = list(ks.names)
             return ks
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X, getattr(self, "feature_names_in_", None))
-        self.driver_ = self._resolve_driver(n, len(self.kernel_specs_), self._lazy_possible(X))
+        lazy_possible = self._lazy_possible(X)
+        self.driver_ = self._resolve_driver(n, len(self.kernel_specs_), lazy_possible)
         rank = getattr(self, "rank", None)
-        if rank is None and self._on_the_fly(X):
+        if rank is None and lazy_possible and self._on_the_fly(n):
             self.rank_ = None
             ks = KernelSet.from_data(X, self.kernel_specs_, lazy=True, normalization=self.normalization)
         elif rank is None:
@@ -221,12 +222,10 @@ class MKLEstimatorBase(BaseEstimator):
         """Independent problems the core would solve side by side (one-vs-rest classes)."""
         return 1
 
-    def _on_the_fly(self, X: np.ndarray) -> bool:
-        """Kernels on the fly: driver ``"chunking"`` and a dense stack above ``LAZY_STACK_BYTES``."""
-        n = X.shape[0]
-        if self.driver_ != "chunking" or 8.0 * len(self.kernel_specs_) * n * n <= LAZY_STACK_BYTES:
-            return False
-        return self._lazy_possible(X)
+    def _on_the_fly(self, n: int) -> bool:
+        """Kernels on the fly (where they can be): driver ``"chunking"`` and a dense stack of
+        ``n`` points above ``LAZY_STACK_BYTES``."""
+        return self.driver_ == "chunking" and 8.0 * len(self.kernel_specs_) * n * n > LAZY_STACK_BYTES
 
     def _lazy_possible(self, X: np.ndarray) -> bool:
         """Whether the resolved kernel specs and the normalization can be computed on the fly."""
