@@ -106,8 +106,10 @@ def rounds(counts: list[int], n: int, M: int, repeat: int, fresh: bool) -> list[
     for round_ in range(repeat):
         for threads, done in zip(counts, runs):
             done.append(measure(threads, n, M, True, fresh))
-            if repeat > 1:
-                r = done[-1]
+            r = done[-1]
+            if repeat == 1:  # the table's rows as they finish
+                print(line(r, _ratio(runs[0][-1], r)), flush=True)
+            else:
                 took = f"{r['seconds']:.2f}s" if "seconds" in r else f"failed: {r['error']}"
                 print(f"  round {round_ + 1}: {threads} thread(s) {took}", flush=True)
     return runs
@@ -146,12 +148,13 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
           f"{'iters':>6}  certified gap")
     runs = rounds(counts, n, M, max(args.repeat, 1), not small)
     rows = [median_run(done) for done in runs]
-    for r in rows:
-        print(line(r, _ratio(rows[0], r)), flush=True)
-    for threads, done in list(zip(counts, runs))[1:] if args.repeat > 1 else []:
-        ratios = [_ratio(one, r) for one, r in zip(runs[0], done)]
-        print(f"  {threads} threads, speedup in each round: "
-              + ", ".join(f"{v:.2f}x" if v else "-" for v in ratios))
+    if args.repeat > 1:
+        for r in rows:
+            print(line(r, _ratio(rows[0], r)), flush=True)
+        for threads, done in list(zip(counts, runs))[1:]:
+            ratios = [_ratio(one, r) for one, r in zip(runs[0], done)]
+            print(f"  {threads} threads, speedup in each round: "
+                  + ", ".join(f"{v:.2f}x" if v else "-" for v in ratios))
     print("  shrinking off (speedup column: this row's time over the time with shrinking):")
     for threads in sorted({counts[0], counts[-1]}):
         rows.append(measure(threads, n, M, False, not small))

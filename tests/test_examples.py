@@ -298,3 +298,7 @@ def test_bench_threads_repeat_takes_rounds_in_turn_and_reports_the_median(monkey
     printed = capsys.readouterr().out
     assert "2 threads, speedup in each round: 1.80x, 2.33x, 2.00x" in printed
     assert module.median_run([{"seconds": 1.0}, {"threads": 2, "error": ["boom"]}])["error"] == ["boom"]
+    seconds = {1: iter([6.0]), 2: iter([4.0])}  # one round: each row as it finishes, no round lines
+    module.main(argv=["--threads", "1,2"])
+    printed = capsys.readouterr().out
+    assert "round" not in printed and "1.50x" in printed and printed.count("omp      True") == 2
