@@ -48,7 +48,7 @@ def _requirements() -> list[tuple[str, str, str]]:
     rows = []
     for line in requires("mklopt") or []:
         spec, _, marker = line.partition(";")
-        extra = re.search(r'extra\s*==\s*"([^"]+)"', marker)
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)  # either quote: backends differ
         name = re.match(r"[A-Za-z0-9_.\-]+(\[[^\]]*\])?", spec.strip()).group(0)
         bounds = sorted(spec.strip()[len(name):].split(","), key=lambda b: (not b.startswith(">"), b))
         versions = ", ".join(bounds) or "any"
