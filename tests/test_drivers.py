@@ -40,7 +40,9 @@ _EXACT: dict = {}
 
 
 def exact_optimum(ks, y, p=1.0, regularizer=None) -> float:
-    key = (id(ks), p, id(regularizer))
+    # Keyed by identity, so the cache holds each kernel set (and regularizer) alive: a freed
+    # module fixture's id can be reused by the next dataset's, which then read the wrong optimum.
+    key = (id(ks), id(y), p, id(regularizer))
     if key not in _EXACT:
         # The first of two exact formulations whose answer certifies at tol 1e-9 (rel_gap
         # <= 1e-7). With Clarabel 0.11 / ECOS 2.0.14 neither does on every instance: lp_dual
@@ -51,8 +53,8 @@ def exact_optimum(ks, y, p=1.0, regularizer=None) -> float:
             results = [mklopt.solve(ks, y, form, p=p, regularizer=regularizer, tol=1e-9) for form in forms]
         certified = [res for res in results if res.status == "optimal"]
         assert certified, [(res.formulation, res.rel_gap) for res in results]
-        _EXACT[key] = certified[0].primal
-    return _EXACT[key]
+        _EXACT[key] = (ks, y, regularizer, certified[0].primal)
+    return _EXACT[key][-1]
 
 
 def assert_history_brackets(result, opt: float) -> None:
