@@ -60,6 +60,37 @@ def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, o
         assert cert.certified(1e-6) and cert.rel_gap == pytest.approx(result.rel_gap, rel=1e-6, abs=1e-12)
 
 
+def test_classes_side_by_side_share_the_cores_instead_of_each_taking_all(monkeypatch):
+    """T classes at once on a machine of c numba threads: each class's loops on c // T."""
+    seen = []
+    original = chunking.Chunking.__init__
+
+    def init(self, data, **options):
+        seen.append(numba.get_num_threads())
+        original(self, data, **options)
+
+    monkeypatch.setattr(chunking.Chunking, "__init__", init)
+    before = numba.get_num_threads()
+    X, y = _three_classes()
+    mklopt.MKLClassifier(kernels=SPECS, driver="chunking").fit(X, y)
+    jobs = core_threads.core_threads(3)
+    assert seen == [max(1, before // jobs)] * 3
+    assert numba.get_num_threads() == before  # the caller's count is untouched
+
+
+def test_on_threads_restores_the_count_when_the_function_raises():
+    before = numba.get_num_threads()
+
+    def probe():
+        assert numba.get_num_threads() == 1
+        raise ValueError("inside")
+
+    with pytest.raises(ValueError, match="inside"):
+        core_threads.on_threads(1, probe)
+    assert numba.get_num_threads() == before
+    assert core_threads.on_threads(10**6, numba.get_num_threads) == numba.config.NUMBA_NUM_THREADS
+
+
 def test_one_thread_where_numbas_threading_layer_is_not_thread_safe(monkeypatch):
     monkeypatch.setattr(numba, "threading_layer", lambda: "workqueue")
     assert not core_threads.threadsafe_layer() and core_threads.core_threads(10) == 1

@@ -12,10 +12,12 @@ load; not the ``workqueue`` fallback), otherwise the problems run one at a time.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 import numba
 
-__all__ = ["core_threads", "threadsafe_layer"]
+__all__ = ["core_threads", "threadsafe_layer", "on_threads"]
 
 _THREADSAFE = ("omp", "tbb")
 
@@ -47,3 +49,18 @@ def core_threads(problems: int) -> int:
     if problems <= 1 or not threadsafe_layer():
         return 1
     return max(1, min(int(numba.get_num_threads()), int(problems)))
+
+
+def on_threads(threads: int, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` with numba's thread count set to ``threads`` in the calling
+    thread (numba keeps the count per thread), then restored.
+
+    Problems side by side on ``k`` threads give each ``cores // k`` threads, so their
+    ``parallel`` loops do not start more threads than there are cores.
+    """
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        return function(*args, **kwargs)
+    finally:
+        numba.set_num_threads(previous)

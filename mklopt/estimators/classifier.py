@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_C
 from ..drivers.chunking import CACHE_MB
-from ..drivers.core_threads import core_threads
+from ..drivers.core_threads import core_threads, on_threads
 from ..exceptions import InvalidInputError
 from ..regularizers import Regularizer
 from ._base import AUTO, MKLEstimatorBase
@@ -113,8 +114,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         the GIL. None: one class at a time, except on the interleaved core
         (``driver="chunking"``, which ``"auto"`` picks for a few hundred points), whose
         classes run side by side on numba's threads (``NUMBA_NUM_THREADS``;
-        :mod:`mklopt.drivers.core_threads`), sharing the kernels and, computed
-        on the fly, the column cache's memory. Either way the result is the same.
+        :mod:`mklopt.drivers.core_threads`), each class's parallel loops on its
+        share of them, sharing the kernels and, computed on the fly, the column
+        cache's memory. Either way the result is the same.
     verbose : int, default=0
         > 0 shows a progress bar with the certified gap for outer loops.
     rank : int, optional
@@ -234,13 +236,15 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
             return [self._solve(kernel_set, y, self._loss_name(), self.C)]
         from joblib import Parallel, delayed  # threads: the kernel stack is shared
 
-        jobs, options = self.n_jobs, {}
+        jobs, options, threads = self.n_jobs, {}, numba.get_num_threads()
         if self.driver_ == "chunking" and jobs is None:  # the compiled core: every core by default
             jobs = core_threads(self.classes_.size)
+            threads = max(1, threads // jobs)  # each class's parallel loops on its share of the cores
             if jobs > 1 and getattr(kernel_set, "lazy", False):  # the classes running at once share the column memory
                 options["cache_mb"] = CACHE_MB / jobs
         return Parallel(n_jobs=jobs, prefer="threads")(
-            delayed(self._solve)(kernel_set, np.where(y == c, 1.0, -1.0), "hinge", self.C, **options)
+            delayed(on_threads)(threads, self._solve, kernel_set, np.where(y == c, 1.0, -1.0), "hinge",
+                                self.C, **options)
             for c in self.classes_)
 
     # ------------------------------------------------------------ predict
