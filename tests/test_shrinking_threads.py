@@ -15,7 +15,7 @@ import pytest
 
 import mklopt
 from mklopt.drivers import _smo
-from mklopt.drivers.chunking import _table
+from mklopt.drivers._core_memory import rbf_table_of as _table
 from mklopt.kernels import KernelSet
 from mklopt.kernels.columns import add_columns, dot_column, new_cache, oracle_of
 from mklopt.kernels.kmu_columns import combined_column

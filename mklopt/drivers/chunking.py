@@ -38,12 +38,12 @@ from .._options import Flag, Integer, Real, Vector
 from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
-from ..kernels.columns import (LAZY, RBF, add_columns, kernel_diagonals, new_cache, oracle_of,
-                               product_length, reset_cache)
+from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length, reset_cache
 from ..kernels._stack import single_blas_thread
-from ..kernels.rbf_table import NO_KERNEL_TABLE, NO_TABLE, fill_table, kernel_table, rbf_table
+from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table, kernel_table
 from ..regularizers import LpBall
 from ..results.result import Certificate
+from ._core_memory import CACHE_MB, column_caches, rbf_table_of
 from ._smo import shrink, smo_chunk
 from ._smo import violation as smo_violation
 from .base import Driver, Step
@@ -52,8 +52,6 @@ from .lp_master import LPMaster, polyhedral_set
 __all__ = ["Chunking", "CACHE_MB"]
 
 _MIN_EPS = 1e-12
-#: Default memory for cached kernel columns, in MB.
-CACHE_MB = 256.0
 #: Default SMO pair updates between weight steps.
 DEFAULT_Q = 100
 
@@ -112,8 +110,8 @@ class Chunking(Driver):
         self.forms = data.loss.smo_forms(self.y, data.C)  # one per output (class of ovr_hinge)
         T = len(self.forms)
         # the outputs share the weights: K_mu columns serve all of them within a step
-        self.dots, self.cache = _caches(data.kernels, cache_mb, views, self.Q * T)
-        self.table = _table(self.oracle)
+        self.dots, self.cache = column_caches(data.kernels, cache_mb, views, self.Q * T)
+        self.table = rbf_table_of(self.oracle)
         self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
             self.table, self.oracle[8][:, 0], self.oracle[10])
         self.diag = kernel_diagonals(data.kernels)
@@ -302,44 +300,6 @@ def _check_Q(Q, n: int) -> int:
         raise InvalidInputError(
             f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
     return int(Q)
-
-
-def _caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
-    """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes.
-
-    K_mu columns live only while the weights are fixed (one chunk: at most 2Q
-    indices), so they get 2Q + 2 slots; on the fly (``views`` > 0: the number of
-    views, 1 without them) the inner products :math:`X x_i`, valid for the whole
-    run, get the rest: one product column of every view per point.
-    """
-    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
-            or not math.isfinite(cache_mb) or cache_mb <= 0:
-        raise InvalidInputError(f"cache_mb must be a positive number of megabytes, got {cache_mb!r}.")
-    column_bytes = 8 * kernels.n
-    slots = int(cache_mb * 2**20 // column_bytes)
-    needed = 2 + views
-    if slots < needed:
-        raise InvalidInputError(
-            f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
-            f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
-    combined = min(2 * Q + 2, slots - views) if views else min(2 * Q + 2, slots)
-    dots = new_cache(views * kernels.n, (slots - combined) // views) if views else new_cache(kernels.n, 0)
-    return dots, new_cache(kernels.n, combined)
-
-
-def _table(oracle: tuple) -> tuple:
-    """The RBF table of kernels on the fly (:mod:`mklopt.kernels.rbf_table`); empty otherwise."""
-    if oracle[0] != LAZY:
-        return NO_TABLE
-    kinds, params, rowscale, offsets = oracle[7], oracle[8], oracle[9], oracle[12]
-    candidates = (kinds == RBF) & np.all(rowscale == 1.0, axis=1)
-    if not candidates.any():
-        return NO_TABLE
-    # one squared distance serves the table: the RBF kernels of one view (the view with most)
-    views, counts = np.unique(offsets[candidates], return_counts=True)
-    offset = int(views[np.argmax(counts)])
-    n = rowscale.shape[1]
-    return rbf_table(oracle[6][offset:offset + n], params[:, 0], candidates & (offsets == offset), offset)
 
 
 def _master(data: MKLData) -> LPMaster | None:

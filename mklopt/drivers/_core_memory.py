@@ -1,0 +1,61 @@
+"""The interleaved core's working memory: its two column caches and the RBF table.
+
+:func:`column_caches` splits the ``cache_mb`` budget of :class:`~mklopt.drivers.chunking.Chunking`
+between the columns of :math:`K_\\mu` (valid while the weights are fixed) and, for kernels
+computed on the fly, the inner products :math:`X x_i` (valid for the whole run);
+:func:`rbf_table_of` builds the table from which the RBF kernels on the fly are read
+(:mod:`mklopt.kernels.rbf_table`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..exceptions import InvalidInputError
+from ..kernels.columns import LAZY, RBF, new_cache
+from ..kernels.rbf_table import NO_TABLE, rbf_table
+
+__all__ = ["CACHE_MB", "column_caches", "rbf_table_of"]
+
+#: Default memory for cached kernel columns, in MB.
+CACHE_MB = 256.0
+
+
+def column_caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
+    """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes.
+
+    K_mu columns live only while the weights are fixed (one chunk: at most 2Q
+    indices), so they get 2Q + 2 slots; on the fly (``views`` > 0: the number of
+    views, 1 without them) the inner products :math:`X x_i`, valid for the whole
+    run, get the rest: one product column of every view per point.
+    """
+    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
+            or not math.isfinite(cache_mb) or cache_mb <= 0:
+        raise InvalidInputError(f"cache_mb must be a positive number of megabytes, got {cache_mb!r}.")
+    column_bytes = 8 * kernels.n
+    slots = int(cache_mb * 2**20 // column_bytes)
+    needed = 2 + views
+    if slots < needed:
+        raise InvalidInputError(
+            f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
+            f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
+    combined = min(2 * Q + 2, slots - views) if views else min(2 * Q + 2, slots)
+    dots = new_cache(views * kernels.n, (slots - combined) // views) if views else new_cache(kernels.n, 0)
+    return dots, new_cache(kernels.n, combined)
+
+
+def rbf_table_of(oracle: tuple) -> tuple:
+    """The RBF table of kernels on the fly (:mod:`mklopt.kernels.rbf_table`); empty otherwise."""
+    if oracle[0] != LAZY:
+        return NO_TABLE
+    kinds, params, rowscale, offsets = oracle[7], oracle[8], oracle[9], oracle[12]
+    candidates = (kinds == RBF) & np.all(rowscale == 1.0, axis=1)
+    if not candidates.any():
+        return NO_TABLE
+    # one squared distance serves the table: the RBF kernels of one view (the view with most)
+    views, counts = np.unique(offsets[candidates], return_counts=True)
+    offset = int(views[np.argmax(counts)])
+    n = rowscale.shape[1]
+    return rbf_table(oracle[6][offset:offset + n], params[:, 0], candidates & (offsets == offset), offset)
