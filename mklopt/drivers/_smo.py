@@ -57,7 +57,7 @@ from ..kernels._compile_lock import locked_cache
 from ..kernels.columns import cached_slot
 from ..kernels.kmu_columns import combined_column
 
-__all__ = ["smo_chunk", "shrink", "violation", "PARALLEL_SCAN"]
+__all__ = ["smo_chunk", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
 
 #: Active variables from which a scan or an update is split over the cores (a parallel
 #: launch costs ~7 µs here, a variable of a scan ~8 ns).
@@ -84,6 +84,31 @@ def _moves(sign, b, u):
     if sign > 0.0:
         return RISE * (b < u) + FALL * (b > 0.0)
     return RISE * (b > 0.0) + FALL * (b < u)
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def pair_step(i, j, a, high, rj, signs, base, upper, beta, ghat, state, tau):
+    """Move the pair (i, j) by its exact step, clipped to the box; return the step.
+
+    ``a`` is :math:`K(r_i,r_i) + K(r_j,r_j) - 2K(r_i,r_j)` and ``high`` :math:`F_i`; the
+    unclipped step is :math:`(F_i - F_j)/a`. ``beta`` and the two variables' moves in
+    ``state`` are updated in place.
+    """
+    step = (high - (base[j] - ghat[rj])) / (a if a > 0.0 else tau)
+    room_i = upper[i] - beta[i] if signs[i] > 0.0 else beta[i]
+    room_j = beta[j] if signs[j] > 0.0 else upper[j] - beta[j]
+    step = min(step, room_i, room_j)
+    if step == room_i:  # exactly at the bound, not within rounding of it
+        beta[i] = upper[i] if signs[i] > 0.0 else 0.0
+    else:
+        beta[i] += signs[i] * step
+    if step == room_j:
+        beta[j] = 0.0 if signs[j] > 0.0 else upper[j]
+    else:
+        beta[j] -= signs[j] * step
+    state[i], state[j] = _moves(signs[i], beta[i], upper[i]), _moves(signs[j], beta[j], upper[j])
+    return step
 
 
 @locked_cache
@@ -267,20 +292,8 @@ def smo_chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, gh
         if j < 0:
             break
         rj = rows[j]
-        a = dmu[ri] + dmu[rj] - 2.0 * Ki[rj]
-        step = (high - (base[j] - ghat[rj])) / (a if a > 0.0 else tau)
-        room_i = upper[i] - beta[i] if signs[i] > 0.0 else beta[i]
-        room_j = beta[j] if signs[j] > 0.0 else upper[j] - beta[j]
-        step = min(step, room_i, room_j)
-        if step == room_i:  # exactly at the bound, not within rounding of it
-            beta[i] = upper[i] if signs[i] > 0.0 else 0.0
-        else:
-            beta[i] += signs[i] * step
-        if step == room_j:
-            beta[j] = 0.0 if signs[j] > 0.0 else upper[j]
-        else:
-            beta[j] -= signs[j] * step
-        state[i], state[j] = _moves(signs[i], beta[i], upper[i]), _moves(signs[j], beta[j], upper[j])
+        step = pair_step(i, j, dmu[ri] + dmu[rj] - 2.0 * Ki[rj], high, rj, signs, base, upper, beta,
+                         ghat, state, tau)
         if ri != rj:  # two variables of one point (SVR's pair) leave w as it is
             Kj = _column(oracle, dots, table, cache, mu, rj, points, blocks)
             _update(ghat, step, Ki, Kj, points, blocks)

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels._compile_lock import locked_cache
-from ._smo import _first_range, _moves, _second_range, kept
+from ._smo import _first_range, _moves, _second_range, kept, pair_step
 
 __all__ = ["smo_qp"]
 
@@ -85,20 +85,8 @@ def smo_qp(K, rows, signs, base, upper, beta, ghat, eps, max_pairs, tau=1e-12):
         if j < 0:
             break
         ri, rj = rows[i], rows[j]
-        a = diag[ri] + diag[rj] - 2.0 * K[ri, rj]
-        step = (high - (base[j] - ghat[rj])) / (a if a > 0.0 else tau)
-        room_i = upper[i] - beta[i] if signs[i] > 0 else beta[i]
-        room_j = beta[j] if signs[j] > 0 else upper[j] - beta[j]
-        step = min(step, room_i, room_j)
-        if step == room_i:  # exactly at the bound, not within rounding of it
-            beta[i] = upper[i] if signs[i] > 0 else 0.0
-        else:
-            beta[i] += signs[i] * step
-        if step == room_j:
-            beta[j] = 0.0 if signs[j] > 0 else upper[j]
-        else:
-            beta[j] -= signs[j] * step
-        state[i], state[j] = _moves(signs[i], beta[i], upper[i]), _moves(signs[j], beta[j], upper[j])
+        step = pair_step(i, j, diag[ri] + diag[rj] - 2.0 * K[ri, rj], high, rj, signs, base, upper, beta,
+                         ghat, state, tau)
         if ri != rj:
             Ki, Kj = K[ri], K[rj]  # rows of the symmetric K: contiguous
             for k in range(ghat.shape[0]):
