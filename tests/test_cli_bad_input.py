@@ -271,6 +271,30 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, sigint_as_in_a_terminal):
     assert list(tmp_path.iterdir()) == [tmp_path / "big.npz"]  # no --out, no temporary
 
 
+#: ``python -m`` this module: mklopt's command line, with ``docs`` interrupted inside code
+#: evaluated from a string (numba and dataclasses generate such code).
+_INTERRUPTED_IN_GENERATED_CODE = """
+import runpy
+from mklopt.cli import docs
+
+def interrupted_in_generated_code(args):
+    exec("raise KeyboardInterrupt", {})
+
+docs.run = interrupted_in_generated_code
+runpy.run_module("mklopt.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_in_generated_code_still_exits_130(tmp_path):
+    """CPython's ``-m`` would turn a Ctrl-C caught after an ``exec`` of a string into a death by
+    SIGINT (exit status -2, as a CI run met it); the command line's status stays 130."""
+    (tmp_path / "interrupted_cli.py").write_text(_INTERRUPTED_IN_GENERATED_CODE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run([sys.executable, "-m", "interrupted_cli", "docs"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "mklopt docs: interrupted\n")
+
+
 def test_exit_codes_are_documented(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["--help"])

@@ -122,7 +122,7 @@ def test_ctrl_c_silences_dask_shutdown_tracebacks_then_restores_them(sigint_as_i
     import os
     import signal
 
-    from mklopt.model_selection.sweep_run import _SHUTDOWN_LOGGERS, _quiet_after_interrupt
+    from mklopt.model_selection.sweep_cluster import _SHUTDOWN_LOGGERS, _quiet_after_interrupt
 
     before = signal.getsignal(signal.SIGINT)
     loggers = [logging.getLogger(name) for name in _SHUTDOWN_LOGGERS]

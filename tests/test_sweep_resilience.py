@@ -233,6 +233,30 @@ def _sweep_argv(npz, out) -> list[str]:
             "--driver", "wrapper", "--tol", "1e-3", "--workers", "1", "--quiet", "--out", str(out)]
 
 
+def test_own_local_cluster_workers_drop_only_the_heartbeat_failure_record():
+    """A sweep's own workers keep quiet when their heartbeat meets the scheduler closing (a race in
+    Dask's shutdown that once printed a traceback after "mklopt sweep: interrupted"); every other
+    record of theirs still reaches the user."""
+    import logging
+
+    import distributed
+
+    from mklopt.model_selection.sweep_cluster import cluster_client
+
+    def records_kept(*messages):
+        records = [logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, message,
+                                     None, None) for message in messages]
+        return [client.run(logging.getLogger("distributed.worker").filter, record)
+                for record in records]
+
+    heartbeat = "Failed to communicate with scheduler during heartbeat."
+    with cluster_client(distributed, None, 2, 60) as (client, _, _, _):
+        client.wait_for_workers(2, timeout=60)
+        kept = records_kept(heartbeat, "Compute Failed", "Worker is at 95% memory usage.")
+    assert [sorted(map(bool, per_worker.values())) for per_worker in kept] == [
+        [False, False], [True, True], [True, True]]
+
+
 def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path, sigint_as_in_a_terminal):
     """SIGINT to a CLI child after some fits: exit 130, one line; --resume runs only the rest."""
     import subprocess

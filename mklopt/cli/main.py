@@ -58,6 +58,20 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _interrupted(command: str) -> int:
+    """Say that ``command`` was interrupted; the exit status 130.
+
+    CPython records a KeyboardInterrupt that ends the evaluation of a string
+    (``exec``/``eval``, as in numba's and dataclasses' generated code) even when a
+    caller catches it, and ``python -m mklopt`` then dies by SIGINT at exit instead
+    of returning this status (the check added for bpo-41602). Evaluating an empty
+    string clears that record.
+    """
+    _say(f"{command}: interrupted")
+    exec("", {})  # noqa: S102 - see above; evaluates nothing
+    return EXIT_INTERRUPTED
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     _say(f"mklopt: warning: {one_line(message)}")
 
@@ -81,16 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:
-        _say("mklopt: interrupted")
-        return EXIT_INTERRUPTED
+        return _interrupted("mklopt")
     command = f"mklopt {args.command}"
     previous = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
         return int(args.handler(args) or EXIT_OK)
     except KeyboardInterrupt:
-        _say(f"{command}: interrupted")
-        return EXIT_INTERRUPTED
+        return _interrupted(command)
     except INPUT_ERRORS as exc:
         _say(f"{command}: error: {one_line(exc)}")
         return EXIT_USAGE

@@ -2,8 +2,8 @@
 
 ``regularization_path`` fits a sequence of C (or p) warm-started (:func:`path`);
 ``search`` runs a grid sweep fit by fit on ``dask.distributed`` (:func:`sweep`), with its
-per-fit log (``sweep_log``), the scheduling of its fits (``sweep_run``) and the task each
-worker runs (``sweep_tasks``).
+per-fit log (``sweep_log``), the cluster it runs on (``sweep_cluster``), the scheduling of its
+fits (``sweep_run``) and the task each worker runs (``sweep_tasks``).
 """
 
 from .regularization_path import path

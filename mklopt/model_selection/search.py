@@ -52,7 +52,8 @@ import numpy as np
 
 from ..exceptions import BackendNotInstalledError, InvalidInputError
 from .sweep_log import FitsLog, params_key, sweep_fingerprint
-from .sweep_run import aggregate, cluster_client, halving, progress_bar, run_fits
+from .sweep_cluster import cluster_client
+from .sweep_run import aggregate, halving, progress_bar, run_fits
 
 #: The install command named when ``dask.distributed`` is missing.
 DASK_EXTRA = 'pip install -e ".[dask]"'

@@ -15,13 +15,9 @@
 
 from __future__ import annotations
 
-import logging
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -30,7 +26,7 @@ from ..exceptions import BackendError
 from .sweep_log import FitsLog
 from .sweep_tasks import fit_and_score
 
-__all__ = ["run_fits", "aggregate", "MAX_ROUNDS", "cluster_client", "halving", "progress_bar"]
+__all__ = ["run_fits", "aggregate", "MAX_ROUNDS", "halving", "progress_bar"]
 
 #: Rounds of resubmission of lost fits before the sweep gives up.
 MAX_ROUNDS = 5
@@ -139,67 +135,6 @@ def progress_bar(enabled: bool, total: int, initial: int):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, unit="fit", desc="mklopt sweep", file=sys.stderr)
-
-
-@contextmanager
-def cluster_client(distributed, scheduler, n_workers, timeout):
-    """``(client, dashboard link, scheduler address, workers)``; a local cluster is closed after."""
-    cluster = None
-    try:
-        if scheduler is None:
-            cluster = distributed.LocalCluster(n_workers=int(n_workers), threads_per_worker=1,
-                                               processes=True)
-        client = distributed.Client(scheduler if cluster is None else cluster, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        if cluster is not None:
-            cluster.close()
-        where = f"the Dask scheduler at {scheduler!r}" if scheduler else "a local Dask cluster"
-        raise BackendError(f"cannot connect to {where} ({exc}); start one with 'dask scheduler' "
-                           "and 'dask worker ADDRESS', or leave out the scheduler.") from None
-    with _quiet_after_interrupt():
-        try:
-            yield (client, client.dashboard_link, client.scheduler.address,
-                   len(client.scheduler_info().get("workers", {})))
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-
-
-#: Loggers that print tracebacks from Dask's event-loop thread when Ctrl-C cancels a wait.
-_SHUTDOWN_LOGGERS = ("tornado.application", "asyncio", "distributed", "distributed.utils",
-                     "distributed.client")
-
-
-@contextmanager
-def _quiet_after_interrupt():
-    """After a Ctrl-C, Dask's loggers are silenced while the client shuts down.
-
-    Ctrl-C during a wait makes Dask cancel it from its event-loop thread, which can
-    log a traceback of Dask's own (a race in ``distributed.utils.sync``); the user
-    asked to stop, and the command line prints one line for that. The loggers are
-    disabled by the signal handler itself, before the interrupt reaches Dask.
-    """
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield  # a thread cannot set handlers; an ignored Ctrl-C stays ignored
-        return
-    loggers = [logging.getLogger(name) for name in _SHUTDOWN_LOGGERS]
-    states = [logger.disabled for logger in loggers]
-
-    def interrupted(signum, frame):
-        for logger in loggers:
-            logger.disabled = True
-        previous(signum, frame)
-        raise KeyboardInterrupt  # when the previous handler did not raise
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        for logger, state in zip(loggers, states):
-            logger.disabled = state
 
 
 def halving(client, estimator, param_grid, cv, scoring, X, y, refit, address):
