@@ -117,3 +117,53 @@ def test_auto_picks_the_core_earlier_for_classes_side_by_side(monkeypatch):
     monkeypatch.setattr(_base, "core_threads", lambda problems: 16)
     assert mklopt.MKLClassifier(kernels=SPECS).fit(X[:120], y[:120]).driver_ == "cutting_plane"
     assert all(r.rel_gap <= 1e-4 for r in threaded.result_ + one_at_a_time.result_)
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_blas_limit_is_set_and_restored_by_the_main_thread_only():
+    """threadpoolctl lets one thread control a pthreads OpenBLAS; a limit set by a class's thread
+    could be left in place for the rest of the process."""
+    import threading
+
+    from mklopt.kernels._blas import single_blas_thread
+
+    before, seen = _blas_threads(), {}
+
+    def worker():
+        with single_blas_thread():
+            seen["worker"] = _blas_threads()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(60)
+    with single_blas_thread():
+        seen["main"] = _blas_threads()
+    assert seen["worker"] == before
+    assert seen["main"] == [1] * len(before)
+    assert _blas_threads() == before
+
+
+def test_classes_side_by_side_run_on_one_blas_thread_and_leave_it_as_it_was(monkeypatch):
+    """The default multiclass fit on three threads at once (forced, so that they overlap on any
+    machine): BLAS is on one thread inside every class, and has its threads back after."""
+    from mklopt.estimators import classifier
+
+    seen = []
+    original = chunking.Chunking.__init__
+
+    def init(self, data, **options):
+        seen.append(_blas_threads())
+        original(self, data, **options)
+
+    monkeypatch.setattr(chunking.Chunking, "__init__", init)
+    monkeypatch.setattr(classifier, "core_threads", lambda problems: 3)
+    before = _blas_threads()
+    X, y = _three_classes()
+    mklopt.MKLClassifier(kernels=SPECS, driver="chunking", C=10.0).fit(X, y)
+    assert seen == [[1] * len(before)] * 3
+    assert _blas_threads() == before

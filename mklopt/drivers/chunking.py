@@ -39,7 +39,7 @@ from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length, reset_cache
-from ..kernels._stack import single_blas_thread
+from ..kernels._blas import single_blas_thread
 from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table, kernel_table
 from ..regularizers import LpBall
 from ..results.result import Certificate

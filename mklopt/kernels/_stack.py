@@ -3,13 +3,12 @@
 A float64, C-contiguous array is used in place; anything else (float32,
 integers, lists, DataFrames, strided views) is converted once. Also the
 helpers every pass over the stack shares: kernel names, the fingerprint's
-sketch vectors, BLAS on one thread, and one kernel per core
+sketch vectors and one kernel per core
 (:func:`map_kernels`). The checks themselves are :mod:`~mklopt.kernels._scan`'s.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,9 +19,10 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError
+from ._blas import single_blas_thread
 
 __all__ = ["as_stack", "OwnedStack", "symmetrize", "check_names", "StackInput", "map_kernels",
-           "sketch_vectors", "single_blas_thread", "SKETCH_COLUMNS"]
+           "sketch_vectors", "SKETCH_COLUMNS"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
@@ -31,24 +31,6 @@ SKETCH_COLUMNS = 3
 def sketch_vectors(n: int) -> np.ndarray:
     """The fixed random (n, 3) matrix :math:`W` of the fingerprint sketch :math:`W^\\top K_m W`."""
     return np.random.default_rng(20261123).standard_normal((n, SKETCH_COLUMNS))
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """threadpoolctl's view of the loaded BLAS libraries, found once per process.
-
-    Finding them scans ``/proc/self/maps`` (about 7 ms here), which
-    ``threadpool_limits`` repeats at every call.
-    """
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def single_blas_thread():
-    """A context in which BLAS runs on one thread: small dense work (order ~100) runs
-    several times faster than with threads that wait for each other."""
-    return _blas_controller().limit(limits=1, user_api="blas")
 
 
 def map_kernels(work: Callable[[int], Any], M: int) -> list:

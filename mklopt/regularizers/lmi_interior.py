@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from ..kernels._stack import single_blas_thread
+from ..kernels._blas import single_blas_thread
 
 __all__ = ["LMISolution", "lmi_minimize"]
 
