@@ -1,8 +1,8 @@
 """BLAS on one thread while small dense work runs, set and restored by the main thread only.
 
 threadpoolctl sets the thread count of a pthreads OpenBLAS for the whole process (one
-pool serves every thread), and from version 3.8 only the first thread that sets it
-controls it: limits set in other threads silently do nothing. When each one-vs-rest
+pool serves every thread), and threadpoolctl (3.8 here) lets only the first thread that
+sets it control it: limits set in other threads silently do nothing. When each one-vs-rest
 class, fitted on its own thread, limited BLAS and restored "the original", the process
 could be left at one BLAS thread for good. So the limit is set and restored by the
 main thread (around the whole multiclass fit as well as around each step), and a
