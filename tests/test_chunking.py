@@ -17,6 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mklopt
 from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, UncertifiedWarning
+from mklopt.drivers import chunking
 from mklopt.kernels import KernelSet, LazyKernelSet
 from mklopt.testing import reference_instances
 
@@ -157,6 +158,35 @@ def test_warm_start_along_a_path_takes_fewer_pairs():
     assert warm.status == "converged"
     assert warm.info["smo_pairs"] < cold.info["smo_pairs"]
     assert warm.primal == pytest.approx(cold.primal, rel=2e-6)
+
+
+def test_chunks_double_while_the_weights_stay_put(monkeypatch):
+    """Fixed weights never move: each α-step gets twice the pairs of the last, and the
+    certified answer is the one of Q pairs per step."""
+    X, y = _data(3, n=200)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+    fixed = mklopt.regularizers.Fixed(np.full(dense.M, 1 / dense.M))
+    doubled = mklopt.fit(dense, y, "chunking", regularizer=fixed, C=10, tol=1e-6, Q=10)
+    pairs = [row["pairs"] for row in doubled.history]
+    assert pairs[:3] == [10, 20, 40]
+    monkeypatch.setattr(chunking, "MAX_CHUNK", 1)
+    steady = mklopt.fit(dense, y, "chunking", regularizer=fixed, C=10, tol=1e-6, Q=10)
+    assert max(row["pairs"] for row in steady.history) == 10
+    assert doubled.status == steady.status == "converged"
+    assert doubled.iterations < steady.iterations
+    _assert_brackets(doubled, steady)
+
+
+def test_a_chunk_after_weights_that_moved_has_Q_pairs():
+    X, y = _data(6, n=120)
+    dense = KernelSet.from_data(X, SPECS, normalization="trace")
+    result = mklopt.fit(dense, y, "chunking", p=1, C=10, tol=1e-6, Q=15)
+    rows = result.history
+    moved = [np.abs(b["weights"] - a["weights"]).sum() > chunking.SETTLED * np.abs(a["weights"]).sum()
+             for a, b in zip(rows, rows[1:])]
+    assert any(moved) and not all(moved)
+    assert all(b["pairs"] <= 15 for a, b, m in zip(rows, rows[1:], moved) if m)
+    assert max(row["pairs"] for row in rows) > 15  # and some chunk after settled weights ran longer
 
 
 def test_interrupt_returns_the_best_certified_pair():

@@ -7,7 +7,11 @@ weights μ and one gradient per kernel :math:`g_m = K_m w` (:math:`w` the point 
 iteration is
 
 1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt.drivers._smo`, compiled),
-   after which the per-kernel gradients are updated from the touched indices only;
+   after which the per-kernel gradients are updated from the touched indices only. While
+   the θ-steps leave μ where it was (:math:`\\|\\Delta\\mu\\|_1 \\le` :data:`SETTLED`
+   :math:`\\|\\mu\\|_1`), each α-step gets twice the pairs of the last, up to
+   :data:`MAX_CHUNK` ``Q``: what is left then is the SVM at those weights, and a weight step
+   every ``Q`` pairs would only add its fixed cost;
 2. the certificate from the gradients alone: :math:`s_m = w^\\top g_m`,
    :math:`f = \\sum_m\\mu_m g_m`, the exact bias (the Certificates page). When it reaches
    ``tol``, the pair is re-certified from the kernels themselves (α projected,
@@ -54,6 +58,11 @@ __all__ = ["Chunking", "CACHE_MB"]
 _MIN_EPS = 1e-12
 #: Default SMO pair updates between weight steps.
 DEFAULT_Q = 100
+#: Weights that moved by at most this share of their ℓ1 norm in a θ-step are settled: the
+#: next α-step gets twice the pairs.
+SETTLED = 3e-3
+#: A chunk grows to at most this many times ``Q`` pairs.
+MAX_CHUNK = 16
 
 
 class Chunking(Driver):
@@ -70,7 +79,8 @@ class Chunking(Driver):
     tol : float
         Target certified relative gap.
     Q : int, optional
-        SMO pair updates between θ-steps (at least 2; default 100).
+        SMO pair updates between θ-steps (at least 2; default 100); doubled, up to
+        ``MAX_CHUNK * Q``, while the θ-steps leave the weights where they were.
     cache_mb : float
         Memory for cached kernel columns, in MB (default 256): columns of
         :math:`K_\\mu` while the weights are fixed and, for kernels on the fly, the
@@ -130,6 +140,7 @@ class Chunking(Driver):
         self.master = _master(data)
         self.cuts: list[tuple[float, np.ndarray]] = []
         self.pairs = 0
+        self.chunk = self.Q
         self._exact: Certificate | None = None
         starts = [form.start for form in self.forms] if init_alpha is None else data.loss.smo_betas(
             data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)
@@ -187,7 +198,7 @@ class Chunking(Driver):
                                                              self.G, self.states, actives):
             done, worst = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
                                     form.signs, base, form.upper, beta, ghat, self.dmu, state, active, points,
-                                    self.delta, self.touched, self.count, self.Q, self.eps, threads)
+                                    self.delta, self.touched, self.count, self.chunk, self.eps, threads)
             self._flush(G)
             if worst <= self.eps and active.size < beta.size:  # optimal on the active set: and on all?
                 np.dot(mu, G, out=ghat)
@@ -200,7 +211,14 @@ class Chunking(Driver):
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
         next_weights, lower = self._theta_step(mu, cert)
+        self._next_chunk(mu, next_weights)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
+
+    def _next_chunk(self, mu: np.ndarray, next_weights: np.ndarray) -> None:
+        """Twice the pairs (up to ``MAX_CHUNK * Q``) after a θ-step that left the weights
+        where they were, ``Q`` after one that moved them."""
+        moved = float(np.abs(next_weights - mu).sum()) / max(float(np.abs(mu).sum()), 1e-300)
+        self.chunk = min(2 * self.chunk, MAX_CHUNK * self.Q) if moved <= SETTLED else self.Q
 
     def _active_sets(self, mu: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """The step's points and each output's active variables, from exact :math:`\\hat g = \\sum_m \\mu_m g_m`."""
