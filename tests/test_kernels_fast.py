@@ -14,7 +14,7 @@ from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._scan import max_asymmetry, scan_stack
-from mklopt.kernels._stack import sketch_vectors
+from mklopt.kernels._stack import sketch_vectors, symmetrize_matrix
 from mklopt.kernels.products import SPARSE_WEIGHTS, combine
 
 
@@ -103,6 +103,26 @@ def test_blockwise_asymmetry_matches_the_dense_one():
 
 
 # ------------------------------------------------------------------ PSD screen
+@pytest.mark.parametrize("n", [1, 255, 256, 600])
+def test_banded_symmetrization_is_the_mean_with_the_transpose(n):
+    A = np.random.default_rng(n).standard_normal((n, n))
+    expected = (A + A.T) * 0.5
+    symmetrize_matrix(A)
+    assert np.array_equal(A, expected)
+
+
+def test_training_rbf_kernels_are_exactly_symmetric_and_need_no_symmetrizing():
+    X, _ = load_digits(return_X_y=True)
+    X = X[:700] / 16.0 + 50.0  # far from the origin: GEMM's rounding is largest there
+    specs = [("rbf", {"gamma": g}) for g in (0.01, 0.1, 1.0)]
+    stack = mklopt.kernel_stack(X, specs)
+    assert all(np.array_equal(K, K.T) for K in stack)
+    scan = scan_stack(stack, ["a", "b", "c"], True, 1e-8)
+    assert scan.asymmetric == scan.noise_asymmetric == []
+    np.testing.assert_allclose(stack, [rbf_kernel(X - X.mean(0), gamma=g) for g in (0.01, 0.1, 1.0)],
+                               rtol=1e-12, atol=1e-15)
+
+
 def test_lanczos_bounds_the_spectrum(stack):
     lo, hi = lanczos_extremes(stack[1])
     vals = np.linalg.eigvalsh(stack[1])

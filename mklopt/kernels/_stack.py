@@ -21,7 +21,7 @@ import scipy.linalg
 from ..exceptions import KernelError
 from ._blas import single_blas_thread
 
-__all__ = ["as_stack", "OwnedStack", "symmetrize", "check_names", "StackInput", "map_kernels",
+__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput", "map_kernels",
            "sketch_vectors", "SKETCH_COLUMNS"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
@@ -140,9 +140,30 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
     return names
 
 
+#: Rows per band of :func:`symmetrize_matrix` (a band and the matching columns stay in cache).
+SYMMETRIZE_BAND = 256
+
+
 def symmetrize(stack: np.ndarray, indices: list[int]) -> None:
     """In place :math:`K_m \\leftarrow \\tfrac12 (K_m + K_m^\\top)` for the listed kernels."""
     for m in indices:
-        K = stack[m]
-        K += K.T.copy()
-        K *= 0.5
+        symmetrize_matrix(stack[m])
+
+
+def symmetrize_matrix(K: np.ndarray, band: int = SYMMETRIZE_BAND) -> None:
+    """In place :math:`K \\leftarrow \\tfrac12 (K + K^\\top)`, one band of rows at a time.
+
+    Each band ``K[i:j, j:]`` takes the mean with the matching columns ``K[j:, i:j]``,
+    which then take the band's transpose: every pair is averaged once and both
+    entries get the same value; only the ``band × band`` diagonal block is copied.
+    """
+    n = K.shape[0]
+    for i in range(0, n, band):
+        j = min(i + band, n)
+        block = K[i:j, i:j]
+        block += block.T.copy()
+        block *= 0.5
+        upper, lower = K[i:j, j:], K[j:, i:j]
+        upper += lower.T
+        upper *= 0.5
+        lower[...] = upper.T

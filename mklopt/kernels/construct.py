@@ -127,7 +127,9 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     -----
     RBF specs with an explicit ``gamma`` share one matrix of squared
     distances (scikit-learn's ``euclidean_distances``):
-    :math:`K_m = \\exp(-\\gamma_m D)`, the same values as ``rbf_kernel``.
+    :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel`` (for a training
+    kernel, :math:`D` is made exactly symmetric first: the GEMM inside leaves it a few
+    units of roundoff away).
     Shift-invariant kernels (RBF, Laplacian) are evaluated on the data centred
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
@@ -153,9 +155,11 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     gammas = [_rbf_gamma(spec) for spec in specs]
     rbf = [m for m, g in enumerate(gammas) if g is not None]
     if rbf:  # one matrix of squared distances for all of them; exp on all cores
-        from ._stack import map_kernels
+        from ._stack import map_kernels, symmetrize_matrix
 
         distances = euclidean_distances(Xc, Yc, squared=True)
+        if same:  # GEMM's rounding leaves D a few ulps from symmetric; the kernels are then exactly so
+            symmetrize_matrix(distances)
 
         def fill(i: int) -> None:
             m = rbf[i]
