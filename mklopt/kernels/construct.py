@@ -127,9 +127,9 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     -----
     RBF specs with an explicit ``gamma`` share one matrix of squared
     distances (scikit-learn's ``euclidean_distances``):
-    :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel`` (for a training
-    kernel, :math:`D` is made exactly symmetric first: the GEMM inside leaves it a few
-    units of roundoff away).
+    :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``; a training
+    kernel is then made exactly symmetric, :math:`\\tfrac12(K_m + K_m^\\top)` (the GEMM
+    inside leaves :math:`D` a few units of roundoff from symmetric).
     Shift-invariant kernels (RBF, Laplacian) are evaluated on the data centred
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
@@ -158,13 +158,13 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
         from ._stack import map_kernels, symmetrize_matrix
 
         distances = euclidean_distances(Xc, Yc, squared=True)
-        if same:  # GEMM's rounding leaves D a few ulps from symmetric; the kernels are then exactly so
-            symmetrize_matrix(distances)
 
         def fill(i: int) -> None:
             m = rbf[i]
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
+            if same:  # GEMM's rounding leaves D a few ulps from symmetric
+                symmetrize_matrix(out[m])
 
         map_kernels(fill, len(rbf))
     for m, spec in enumerate(specs):
