@@ -21,8 +21,8 @@ import scipy.linalg
 from ..exceptions import KernelError
 from ._blas import single_blas_thread
 
-__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput", "map_kernels",
-           "sketch_vectors", "SKETCH_COLUMNS"]
+__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput",
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
