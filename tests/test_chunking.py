@@ -16,8 +16,8 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mklopt
-from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, UncertifiedWarning
 from mklopt.drivers import chunking
+from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, UncertifiedWarning
 from mklopt.kernels import KernelSet, LazyKernelSet
 from mklopt.testing import reference_instances
 

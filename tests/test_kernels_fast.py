@@ -102,7 +102,6 @@ def test_blockwise_asymmetry_matches_the_dense_one():
     assert max_asymmetry(K, tile=256) == pytest.approx(np.max(np.abs(K - K.T)), rel=0)
 
 
-# ------------------------------------------------------------------ PSD screen
 @pytest.mark.parametrize("n", [1, 255, 256, 600])
 def test_banded_symmetrization_is_the_mean_with_the_transpose(n):
     A = np.random.default_rng(n).standard_normal((n, n))
@@ -113,7 +112,7 @@ def test_banded_symmetrization_is_the_mean_with_the_transpose(n):
 
 def test_training_rbf_kernels_are_exactly_symmetric_and_need_no_symmetrizing():
     X, _ = load_digits(return_X_y=True)
-    X = X[:700] / 16.0 + 50.0  # far from the origin: GEMM's rounding is largest there
+    X = X[:700] / 16.0 + 50.0  # far from the origin: built on the centred data, as rbf_kernel there
     specs = [("rbf", {"gamma": g}) for g in (0.01, 0.1, 1.0)]
     stack = mklopt.kernel_stack(X, specs)
     assert all(np.array_equal(K, K.T) for K in stack)
@@ -123,6 +122,7 @@ def test_training_rbf_kernels_are_exactly_symmetric_and_need_no_symmetrizing():
                                rtol=1e-12, atol=1e-15)
 
 
+# ------------------------------------------------------------------ PSD screen
 def test_lanczos_bounds_the_spectrum(stack):
     lo, hi = lanczos_extremes(stack[1])
     vals = np.linalg.eigvalsh(stack[1])
