@@ -1,6 +1,6 @@
 """The compiled passes over many small kernels: the validation scan and the exact PSD test.
 
-References: the per-kernel Python scan (``_visit``) it replaces, NumPy's eigenvalues,
+References: the per-kernel Python scan (``visit_kernel``) it replaces, NumPy's eigenvalues,
 and the KernelSet behaviour the exact test serves (reject, clip, accept).
 """
 
@@ -13,7 +13,7 @@ import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels._psd import NOISE_FACTOR
 from mklopt.kernels._small_kernels import CHUNK, cholesky_screen, scan_small
-from mklopt.kernels._scan import _visit
+from mklopt.kernels._scan import visit_kernel
 from mklopt.kernels._stack import sketch_vectors
 
 EPS = np.finfo(float).eps
@@ -42,7 +42,7 @@ def test_compiled_scan_matches_the_per_kernel_visit():
     W = sketch_vectors(K.shape[1])
     hi, lo, finite, asymmetry, sketch = scan_small(K, W)
     for m in range(K.shape[0]):
-        visit = _visit(K[m], True, W, None)
+        visit = visit_kernel(K[m], True, W, None)
         assert finite[m]
         assert hi[m] == visit.hi and lo[m] == visit.lo
         assert asymmetry[m] == visit.asymmetry

@@ -13,9 +13,31 @@ import scipy.linalg
 from ..exceptions import KernelError, RankError
 
 
-__all__ = ["NORMALIZATIONS", "normalize_test"]
+__all__ = ["NORMALIZATIONS", "SCALAR_NORMALIZATIONS", "normalize_test", "scalar_divisors", "check_divisors"]
 
 NORMALIZATIONS = ("trace", "multiplicative", "spherical", "tail_sum")
+#: Normalizations that divide each kernel by a number read off the kernel in one pass.
+SCALAR_NORMALIZATIONS = ("trace", "multiplicative")
+
+
+def scalar_divisors(stack: np.ndarray, method: str) -> np.ndarray:
+    """Each kernel's divisor: :math:`\\operatorname{Tr}K_m` (``"trace"``) or its feature-space
+    variance :math:`\\tfrac1n\\operatorname{Tr}K_m - \\tfrac1{n^2}1^\\top K_m1` (``"multiplicative"``);
+    the same numbers for a kernel alone (``stack[m:m + 1]``) as within its stack."""
+    traces = np.einsum("mii->m", stack)
+    if method == "trace":
+        return traces
+    n = stack.shape[1]
+    return traces / n - stack.sum(axis=(1, 2)) / n**2
+
+
+def check_divisors(divisors: np.ndarray, names: list[str], method: str, theta: int | None = None) -> None:
+    """Raise :class:`KernelError` unless every divisor is positive."""
+    what = {"trace": "trace", "multiplicative": "feature-space variance"}.get(
+        method, f"tail sum beyond the {theta} largest eigenvalues")
+    bad = [names[m] for m in range(len(names)) if not divisors[m] > 0]
+    if bad:
+        raise KernelError(f"cannot normalize by {what}: it is not positive for kernel(s) {bad}.")
 
 
 class _Normalizing:
@@ -54,25 +76,20 @@ class _Normalizing:
     def _divisors(self, method: str, theta: int | None) -> np.ndarray:
         if method == "trace":
             div = self.traces
-            what = "trace"
         elif method == "multiplicative":
             div = self._feature_variance()
-            what = "feature-space variance"
         elif method == "tail_sum":
             if theta is None:
                 raise RankError("tail_sum normalization needs a cutoff: normalized('tail_sum', theta=2).")
             div = self.checked_tail_sums(theta)
-            what = f"tail sum beyond the {theta} largest eigenvalues"
         else:
             raise KernelError(f"unknown normalization {method!r}; choose one of {NORMALIZATIONS}.")
-        bad = [self.names[m] for m in range(self.M) if not div[m] > 0]
-        if bad:
-            raise KernelError(f"cannot normalize by {what}: it is not positive for kernel(s) {bad}.")
+        check_divisors(div, self.names, method, theta)
         return div
 
     def _feature_variance(self) -> np.ndarray:
         """:math:`\\tfrac1n\\operatorname{Tr}K_m - \\tfrac1{n^2}1^\\top K_m1` (multiplicative normalization)."""
-        return self.traces / self.n - self.K.sum(axis=(1, 2)) / self.n**2
+        return scalar_divisors(self.K, "multiplicative")
 
     def _rank_hint(self, m: int) -> int:
         vals = scipy.linalg.eigvalsh(self.K[m], check_finite=False)

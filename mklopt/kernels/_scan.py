@@ -22,8 +22,8 @@ from ..exceptions import KernelError
 from ._small_kernels import SMALL_N, scan_small
 from ._stack import map_kernels, sketch_vectors
 
-__all__ = ["Scan", "Screen", "scan_stack", "screen_start", "max_asymmetry", "MAX_MAGNITUDE",
-           "NOISE_ASYMMETRY_ULPS"]
+__all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start", "max_asymmetry",
+           "MAX_MAGNITUDE", "NOISE_ASYMMETRY_ULPS"]
 
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150
@@ -68,7 +68,9 @@ def screen_start(K: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class _Visit:
+class Visit:
+    """What one read of a kernel found (:func:`visit_kernel`)."""
+
     hi: float
     lo: float
     asymmetry: float
@@ -76,7 +78,7 @@ class _Visit:
     screened: Any = None
 
 
-def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None) -> _Visit:
+def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None = None) -> Visit:
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by
@@ -92,21 +94,27 @@ def _visit(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None)
         hi, lo = float(K.max()), float(K.min())
     sketch = product[1:] @ W
     if not (np.isfinite(hi) and np.isfinite(lo)):
-        return _Visit(hi, lo, 0.0, sketch)
+        return Visit(hi, lo, 0.0, sketch)
     exact = not symmetric or scipy.linalg.issymmetric(K)
     asymmetry = 0.0 if exact else max_asymmetry(K)
     noise = asymmetry <= NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * max(hi, -lo)
     screened = screen(K, start, product[0]) if screen is not None and symmetric and noise else None
-    return _Visit(hi, lo, asymmetry, sketch, screened)
+    return Visit(hi, lo, asymmetry, sketch, screened)
 
 
-def _small_visits(stack: np.ndarray, symmetric: bool, W: np.ndarray) -> list[_Visit]:
-    """:func:`_visit` of every kernel of order <= SMALL_N, in one compiled loop."""
+def _small_visits(stack: np.ndarray, symmetric: bool, W: np.ndarray) -> list[Visit]:
+    """:func:`visit_kernel` of every kernel of order <= SMALL_N, in one compiled loop."""
     hi, lo, finite, asymmetry, sketch = scan_small(stack, W)
     if not symmetric:
         asymmetry[:] = 0.0
-    return [_Visit(float(hi[m]), float(lo[m]) if finite[m] else np.nan, float(asymmetry[m]), sketch[m])
+    return [Visit(float(hi[m]), float(lo[m]) if finite[m] else np.nan, float(asymmetry[m]), sketch[m])
             for m in range(stack.shape[0])]
+
+
+def visit(K: np.ndarray, W: np.ndarray) -> Visit:
+    """:func:`visit_kernel` of one kernel that must be symmetric, with no screen (compiled
+    for small kernels)."""
+    return _small_visits(K[None], True, W)[0] if K.shape[0] <= SMALL_N else visit_kernel(K, True, W)
 
 
 def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float,
@@ -125,7 +133,15 @@ def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: fl
     if screen is None and n <= SMALL_N:
         visits = _small_visits(stack, symmetric, W)
     else:
-        visits = map_kernels(lambda m: _visit(stack[m], symmetric, W, screen), M)
+        visits = map_kernels(lambda m: visit_kernel(stack[m], symmetric, W, screen), M)
+    return judge(visits, names, n, sym_tol)
+
+
+def judge(visits: list[Visit], names: list[str], n: int, sym_tol: float) -> Scan:
+    """The checks of :func:`scan_stack` on its kernels' visits (made there or while each
+    kernel was built, :mod:`~mklopt.kernels._build`): raise for a bad kernel, list those to
+    symmetrize."""
+    M = len(visits)
     hi = np.array([v.hi for v in visits])
     lo = np.array([v.lo for v in visits])
     bad = [m for m in range(M) if not (np.isfinite(hi[m]) and np.isfinite(lo[m]))]

@@ -20,6 +20,7 @@ import scipy.linalg
 
 from ..exceptions import KernelError
 from ._blas import single_blas_thread
+from ._symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput",
            "map_kernels", "sketch_vectors", "SKETCH_COLUMNS"]
@@ -62,12 +63,15 @@ class OwnedStack:
     ``psd_by_construction``: every kernel came from a kernel function that is PSD for
     any input and its computed matrix is PSD to within the certificate's precision
     (:func:`~mklopt.kernels.construct.trusted_spec`), so the PSD screen is skipped;
-    only mklopt builds such a stack (user arrays are screened).
+    only mklopt builds such a stack (user arrays are screened). ``visits``: the
+    validation scan's visit of each kernel, made while it was built
+    (:mod:`~mklopt.kernels._build`), so that the scan need not read the stack again.
     """
 
-    def __init__(self, stack: np.ndarray, psd_by_construction: bool = False) -> None:
+    def __init__(self, stack: np.ndarray, psd_by_construction: bool = False, visits: list | None = None) -> None:
         self.stack = stack
         self.psd_by_construction = bool(psd_by_construction)
+        self.visits = visits
 
 
 def as_stack(kernels: Any) -> StackInput:
@@ -140,30 +144,14 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
     return names
 
 
-#: Rows per band of :func:`symmetrize_matrix` (a band and the matching columns stay in cache).
-SYMMETRIZE_BAND = 256
-
-
 def symmetrize(stack: np.ndarray, indices: list[int]) -> None:
     """In place :math:`K_m \\leftarrow \\tfrac12 (K_m + K_m^\\top)` for the listed kernels."""
     for m in indices:
         symmetrize_matrix(stack[m])
 
 
-def symmetrize_matrix(K: np.ndarray, band: int = SYMMETRIZE_BAND) -> None:
-    """In place :math:`K \\leftarrow \\tfrac12 (K + K^\\top)`, one band of rows at a time.
-
-    Each band ``K[i:j, j:]`` takes the mean with the matching columns ``K[j:, i:j]``,
-    which then take the band's transpose: every pair is averaged once and both
-    entries get the same value; only the ``band × band`` diagonal block is copied.
-    """
-    n = K.shape[0]
-    for i in range(0, n, band):
-        j = min(i + band, n)
-        block = K[i:j, i:j]
-        block += block.T.copy()
-        block *= 0.5
-        upper, lower = K[i:j, j:], K[j:, i:j]
-        upper += lower.T
-        upper *= 0.5
-        lower[...] = upper.T
+def symmetrize_matrix(K: np.ndarray) -> None:
+    """In place :math:`K \\leftarrow \\tfrac12 (K + K^\\top)`: every pair averaged once and both
+    entries given the same value, in compiled tiles (:mod:`~mklopt.kernels._symmetric`) that
+    form no transpose and release the GIL."""
+    symmetrize_tiles(K)

@@ -7,16 +7,17 @@ A *spec* is a metric name accepted by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
+from ._symmetric import rbf_symmetric
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
-__all__ = ["kernel_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
+__all__ = ["kernel_stack", "build_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
 
 KernelSpec = Any  # ("rbf", {"gamma": 0.1}) | "linear" | callable(X, Y) -> array
 
@@ -134,9 +135,19 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
     spread of the data, not to its distance from the origin; squared distances
-    are clipped at 0 and the diagonal of a training kernel is exact.
+    are clipped at 0 and the diagonal of a training kernel is exact. Named kernels
+    are built on all cores, a callable's in the calling thread.
     """
-    from sklearn.metrics.pairwise import euclidean_distances, pairwise_kernels
+    return build_stack(X, specs, Y)[0]
+
+
+def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None = None,
+                finish: Callable[[int, np.ndarray], Any] | None = None) -> tuple[np.ndarray, list]:
+    """:func:`kernel_stack` and ``[finish(m, K_m) for each m]``, each call made on kernel m's
+    thread right after it was built, while it is in cache (None without ``finish``)."""
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    from ._stack import map_kernels
 
     X = np.asarray(X, dtype=float)
     Y = X if Y is None else np.asarray(Y, dtype=float)
@@ -147,45 +158,60 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
         )
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
+    parsed = [None if callable(spec) else _parse_spec(spec) for spec in specs]  # bad specs fail here
     check_stack_fits(len(specs), X.shape[0], Y.shape[0])
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
     same = Y is X
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
     gammas = [_rbf_gamma(spec) for spec in specs]
-    rbf = [m for m, g in enumerate(gammas) if g is not None]
-    if rbf:  # one matrix of squared distances for all of them; exp on all cores
-        from ._stack import map_kernels, symmetrize_matrix
+    # one matrix of squared distances for all RBF kernels
+    distances = None if all(g is None for g in gammas) else euclidean_distances(Xc, Yc, squared=True)
 
-        distances = euclidean_distances(Xc, Yc, squared=True)
+    def evaluated(m: int) -> np.ndarray:
+        if parsed[m] is None:
+            return _evaluated(specs[m], lambda: specs[m](X, Y))
+        return _evaluated(specs[m], lambda: _named(parsed[m], X, Y, Xc, Yc))
 
-        def fill(i: int) -> None:
-            m = rbf[i]
+    user = [parsed[m] is None or callable(parsed[m][0]) for m in range(len(specs))]
+    for m in np.flatnonzero(user):  # user code: one kernel at a time, in this thread
+        out[m] = evaluated(m)
+
+    def build(m: int) -> Any:
+        if gammas[m] is not None and same:  # exp and the mean with the transpose in one pass
+            rbf_symmetric(distances, gammas[m], out[m])
+        elif gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
-            if same:  # GEMM's rounding leaves D a few ulps from symmetric
-                symmetrize_matrix(out[m])
+        elif not user[m]:
+            out[m] = evaluated(m)
+        return None if finish is None else finish(m, out[m])
 
-        map_kernels(fill, len(rbf))
-    for m, spec in enumerate(specs):
-        if gammas[m] is not None:
-            continue
-        try:
-            if callable(spec):
-                out[m] = spec(X, Y)
-            else:
-                metric, params = _parse_spec(spec)
-                shift = isinstance(metric, str) and metric in SHIFT_INVARIANT
-                out[m] = pairwise_kernels(Xc if shift else X, (Yc if shift else Y), metric=metric,
-                                          **params)
-        except KernelError:
-            raise
-        except (TypeError, ValueError) as exc:  # scikit-learn's or the user's callable
-            raise KernelError(
-                f"kernel spec {spec!r} could not be evaluated: {_first_line(exc)}. Use a metric of "
-                "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
-                "('rbf', {'gamma': 0.1}).") from None
-    return out
+    return out, map_kernels(build, len(specs))
+
+
+def _named(parsed: tuple[Any, dict], X: np.ndarray, Y: np.ndarray, Xc: np.ndarray,
+           Yc: np.ndarray) -> np.ndarray:
+    """A kernel of :func:`~sklearn.metrics.pairwise.pairwise_kernels` (shift-invariant ones on
+    the centred data)."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    metric, params = parsed
+    shift = isinstance(metric, str) and metric in SHIFT_INVARIANT
+    return pairwise_kernels(Xc if shift else X, Yc if shift else Y, metric=metric, **params)
+
+
+def _evaluated(spec: KernelSpec, evaluate: Callable[[], np.ndarray]) -> np.ndarray:
+    """``evaluate()``, its errors (scikit-learn's or a user's callable's) as :class:`KernelError`."""
+    try:
+        return evaluate()
+    except KernelError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise KernelError(
+            f"kernel spec {spec!r} could not be evaluated: {_first_line(exc)}. Use a metric of "
+            "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
+            "('rbf', {'gamma': 0.1}).") from None
 
 
 def _check_params(metric: Any, params: dict) -> None:

@@ -17,16 +17,20 @@ import numpy as np
 
 from ..exceptions import KernelError, MKLWarning
 from .approximate import approximate_factors
-from ._normalize import _Normalizing
+from ._build import FUSED_NORMALIZATIONS, build_kernels
+from ._normalize import _Normalizing, check_divisors
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
-from ._scan import scan_stack
+from ._scan import judge, scan_stack
 from ._stack import OwnedStack, as_stack, check_names, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
 from .rounding import DataScales
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
+
+#: Default symmetry tolerance: asymmetry up to this share of max|K| is removed, beyond it is an error.
+SYM_TOL = 1e-8
 
 
 #: The other representations, registered by their own modules (``factorset``: "factors",
@@ -109,7 +113,7 @@ class KernelSet(_Normalizing, _Spectral):
 
     def __init__(self, kernels: Any, names: Sequence[str] | None = None, *,
                  psd: bool = True, symmetric: bool = True,
-                 psd_tol: float = 1e-8, sym_tol: float = 1e-8,
+                 psd_tol: float = 1e-8, sym_tol: float = SYM_TOL,
                  psd_check: str = "lanczos") -> None:
         self.psd = bool(psd)
         self.symmetric = bool(symmetric) or self.psd
@@ -145,7 +149,9 @@ class KernelSet(_Normalizing, _Spectral):
         trusted = getattr(kernels, "psd_by_construction", False)
         screen = (lanczos_screen if self.psd and not trusted and psd_check == "lanczos"
                   and stack.shape[1] > EXACT_MAX_N else None)
-        scan = scan_stack(stack, names, self.symmetric, sym_tol, screen)
+        visits = getattr(kernels, "visits", None)  # made while mklopt built the kernels
+        scan = (judge(visits, names, stack.shape[1], sym_tol) if visits is not None and screen is None
+                else scan_stack(stack, names, self.symmetric, sym_tol, screen))
         self._sketch = scan.sketch
         # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
         to_symmetrize = scan.asymmetric + (scan.noise_asymmetric if given.owned else [])
@@ -209,11 +215,13 @@ class KernelSet(_Normalizing, _Spectral):
         if rank is not None:
             factors, fitted, auto = approximate_factors(X, specs, rank, approximation, random_state)
             return VARIANTS["factors"](factors, auto if names is None else names, approximators=fitted)
-        stack = kernel_stack(X, specs)
         if names is None:
             names = [spec_name(s, i) for i, s in enumerate(specs)]
         scales = DataScales.of(X)  # once for all specs
         trusted = all(trusted_spec(spec, scales) for spec in specs)
+        if trusted and not kwargs and normalization in FUSED_NORMALIZATIONS:
+            return cls._built(X, specs, names, normalization)
+        stack = kernel_stack(X, specs)
         kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
             return kernels
@@ -225,6 +233,19 @@ class KernelSet(_Normalizing, _Spectral):
         stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
         kernels.scales = kernels.scales / divisors
         kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]
+        return kernels
+
+    @classmethod
+    def _built(cls, X: np.ndarray, specs: Sequence[KernelSpec], names: Sequence[str],
+               normalization: str | None) -> "KernelSet":
+        """:meth:`from_data` for trusted specs: each kernel checked and normalized on its thread
+        (:mod:`~mklopt.kernels._build`), the same set as validating and normalizing after."""
+        built = build_kernels(X, specs, normalization, SYM_TOL)
+        kernels = cls(OwnedStack(built.stack, True, built.visits), names)
+        if normalization is not None:
+            check_divisors(built.divisors, kernels.names, normalization)
+            kernels.scales = kernels.scales / built.divisors
+            kernels._sketch = kernels._sketch / built.divisors[:, None, None]
         return kernels
 
     @classmethod

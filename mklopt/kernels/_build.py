@@ -1,0 +1,68 @@
+"""Training kernels from data, each read once on its own thread: built, checked, made
+symmetric and normalized while it is in cache.
+
+For kernel specs PSD by construction (no screen to run) and no normalization or one that
+divides each kernel by a number (trace, multiplicative), the thread that builds
+:math:`K_m` (:func:`~mklopt.kernels.construct.build_stack`) goes on with it at once:
+
+1. the validation scan's visit (:func:`~mklopt.kernels._scan.visit`: largest and smallest
+   entries, exact symmetry, the fingerprint sketch);
+2. rounding-noise asymmetry (within the symmetry tolerance) removed in place, as
+   validation does for a stack mklopt owns;
+3. the divisor (:func:`~mklopt.kernels._normalize.scalar_divisors`, the numbers
+   ``normalized`` computes) and the division.
+
+A kernel of 1,257 points is 12.6 MB: these passes then read it from the cache shared by
+the cores instead of memory, and the kernels are built on all cores at once. The checks
+themselves (:func:`~mklopt.kernels._scan.judge`) are made by the
+:class:`~mklopt.kernels.KernelSet` built on the visits, before anything is returned, and
+the divisors are checked next; a bad kernel raises the same error as on the other path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._normalize import SCALAR_NORMALIZATIONS, scalar_divisors
+from ._scan import Visit, visit
+from ._stack import sketch_vectors, symmetrize_matrix
+from .construct import KernelSpec, build_stack
+
+__all__ = ["BuiltKernels", "build_kernels", "FUSED_NORMALIZATIONS"]
+
+#: Normalizations applied on the kernels' own threads (None: none).
+FUSED_NORMALIZATIONS = (None, *SCALAR_NORMALIZATIONS)
+
+
+@dataclass
+class BuiltKernels:
+    """The built (and normalized) stack, each kernel's visit before normalization and its divisor."""
+
+    stack: np.ndarray
+    visits: list[Visit]
+    divisors: np.ndarray
+
+
+def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str | None,
+                  sym_tol: float) -> BuiltKernels:
+    """The training kernels of ``specs`` on ``X``, visited, symmetrized and divided on their threads."""
+    W = sketch_vectors(np.asarray(X).shape[0])
+
+    def finish(m: int, K: np.ndarray) -> tuple[Visit, float]:
+        seen = visit(K, W)
+        if 0.0 < seen.asymmetry <= sym_tol * max(seen.hi, -seen.lo):
+            symmetrize_matrix(K)
+            # W'KW is linear in K: symmetrizing K symmetrizes its sketch
+            seen.sketch, seen.asymmetry = 0.5 * (seen.sketch + seen.sketch.T), 0.0
+        if normalization is None:
+            return seen, 1.0
+        divisor = float(scalar_divisors(K[None], normalization)[0])
+        if divisor > 0.0:  # else (or NaN) the checks raise before the stack is used
+            K /= divisor
+        return seen, divisor
+
+    stack, finished = build_stack(X, specs, finish=finish)
+    return BuiltKernels(stack, [seen for seen, _ in finished], np.array([d for _, d in finished]))
