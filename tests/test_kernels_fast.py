@@ -14,7 +14,8 @@ from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._scan import max_asymmetry, scan_stack
-from mklopt.kernels._stack import sketch_vectors, symmetrize_matrix
+from mklopt.kernels._stack import OwnedStack, sketch_vectors, symmetrize_matrix
+from mklopt.kernels._symmetric import rbf_symmetric
 from mklopt.kernels.products import SPARSE_WEIGHTS, combine
 
 
@@ -102,8 +103,8 @@ def test_blockwise_asymmetry_matches_the_dense_one():
     assert max_asymmetry(K, tile=256) == pytest.approx(np.max(np.abs(K - K.T)), rel=0)
 
 
-@pytest.mark.parametrize("n", [1, 255, 256, 600])
-def test_banded_symmetrization_is_the_mean_with_the_transpose(n):
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 255, 256, 600])
+def test_tiled_symmetrization_is_the_mean_with_the_transpose(n):
     A = np.random.default_rng(n).standard_normal((n, n))
     expected = (A + A.T) * 0.5
     symmetrize_matrix(A)
@@ -120,6 +121,43 @@ def test_training_rbf_kernels_are_exactly_symmetric_and_need_no_symmetrizing():
     assert scan.asymmetric == scan.noise_asymmetric == []
     np.testing.assert_allclose(stack, [rbf_kernel(X - X.mean(0), gamma=g) for g in (0.01, 0.1, 1.0)],
                                rtol=1e-12, atol=1e-15)
+
+
+def test_compiled_rbf_kernel_is_the_mean_of_numpys_exp_with_its_transpose():
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((150, 4))
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1) * (1 + 1e-15 * rng.standard_normal((150, 150)))  # asymmetric
+    out = np.empty_like(D)
+    rbf_symmetric(D, 0.3, out)
+    E = np.exp(D * -0.3)
+    np.testing.assert_array_max_ulp(out, (E + E.T) * 0.5, maxulp=1)  # equal where NumPy's exp is libm's
+    assert np.array_equal(out, out.T)
+
+
+OFFSET_SPECS = ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}),
+                ("rbf", {"gamma": 0.02}), ("rbf", {"gamma": 0.2})]
+
+
+@pytest.mark.parametrize("n", [120, 400])  # the compiled scan of small kernels, the per-kernel one
+@pytest.mark.parametrize("normalization", [None, "trace", "multiplicative"])
+def test_kernels_checked_on_their_threads_are_the_validated_then_normalized_set(n, normalization):
+    X, _ = load_digits(return_X_y=True)
+    X = X[:n] / 16.0 + 3.0
+    built = mklopt.KernelSet.from_data(X, OFFSET_SPECS, normalization=normalization)
+    after = mklopt.KernelSet(OwnedStack(mklopt.kernel_stack(X, OFFSET_SPECS), True))
+    after = after if normalization is None else after.normalized(normalization)
+    assert np.array_equal(built.K, after.K)
+    assert np.array_equal(built.scales, after.scales)
+    np.testing.assert_allclose(built.sketch(), after.sketch(), rtol=1e-13)
+    assert built.validated_by == after.validated_by == "construction"
+
+
+def test_kernels_checked_on_their_threads_fail_as_the_validated_ones():
+    with pytest.raises(KernelError, match="all zero"):
+        mklopt.KernelSet.from_data(np.zeros((30, 3)), ["linear"], normalization="multiplicative")
+    same = np.ones((30, 3))  # every point the same: a constant RBF kernel has no variance
+    with pytest.raises(KernelError, match="cannot normalize by feature-space variance: it is not positive"):
+        mklopt.KernelSet.from_data(same, [("rbf", {"gamma": 1.0})], normalization="multiplicative")
 
 
 # ------------------------------------------------------------------ PSD screen
