@@ -64,11 +64,18 @@ def _alpha_terms(kernels: KernelSet, y: np.ndarray, alpha: np.ndarray, C: float,
     return _AlphaTerms(a, coef, s, Kc, gain, gain - regularizer.dual_penalty(s), kernels)
 
 
+def weighted_sum(mu: np.ndarray, Kc: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_m \\mu_m (K_m c)`: ``np.tensordot(mu, Kc, axes=1)``'s own product, without its
+    Python bookkeeping (a tenth of a millisecond, paid at every step of the interleaved loop)."""
+    weights = np.asarray(mu, dtype=float).reshape(1, -1)
+    return np.dot(weights, Kc.reshape(Kc.shape[0], -1)).reshape(Kc.shape[1:])
+
+
 def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
               regularizer: Regularizer, feasible: bool = True, loss: Loss = HINGE) -> Certificate:
     """Primal value at weights ``mu`` (``+inf`` with negative weights, where
     :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
-    bias, data_term = loss.data_term(np.tensordot(mu, terms.Kc, axes=1), y, C)
+    bias, data_term = loss.data_term(weighted_sum(mu, terms.Kc), y, C)
     negative = np.any(mu < 0) and not getattr(regularizer, "signed", False)  # signed: K_mu PSD in Θ
     primal = np.inf if negative else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
@@ -117,7 +124,7 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
     c1 = float(np.sum(np.abs(terms.coef)))
     e = gamma * float(np.dot(np.abs(mu), kappa)) * c1
     delta = gamma * kappa * c1 ** 2
-    outputs = np.tensordot(mu, terms.Kc, axes=1)
+    outputs = weighted_sum(mu, terms.Kc)
     lip = loss.output_lipschitz(outputs, y, C, bias)
     sums = (abs(data_term) + abs(terms.gain) + float(np.max(np.abs(y), initial=0.0)) * c1
             + 0.5 * float(np.dot(np.abs(mu), np.abs(terms.s))) + abs(terms.gain - terms.dual))

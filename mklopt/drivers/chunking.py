@@ -168,11 +168,11 @@ class Chunking(Driver):
             add_columns(self.oracle, self.dots, support, coef[support], G, NO_KERNEL_TABLE,
                         numba.get_num_threads())
 
-    def _flush(self, G: np.ndarray) -> None:
+    def _flush(self, G: np.ndarray, threads: int) -> None:
         """Bring one output's per-kernel gradients up to date with the chunk's changes of w."""
         k = int(self.count[0])
         index = self.count[1:k + 1].copy()
-        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, numba.get_num_threads())
+        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, threads)
         self.delta[index] = 0.0
         self.touched[index] = False
         self.count[0] = 0
@@ -192,14 +192,14 @@ class Chunking(Driver):
         if self.table[0].shape[0]:
             fill_table(self.oracle, mu, self.table)
         points, actives = self._active_sets(mu)
-        threads = numba.get_num_threads()
+        threads = numba.get_num_threads()  # once a step: numba checks its thread pool at each call
         pairs, violation, self.active = 0, 0.0, sum(active.size for active in actives)
         for form, base, beta, ghat, G, state, active in zip(self.forms, self.bases, self.betas, self.ghat,
                                                              self.G, self.states, actives):
             done, worst = smo_chunk(self.oracle, self.dots, self.table, self.cache, mu, form.rows,
                                     form.signs, base, form.upper, beta, ghat, self.dmu, state, active, points,
                                     self.delta, self.touched, self.count, self.chunk, self.eps, threads)
-            self._flush(G)
+            self._flush(G, threads)
             if worst <= self.eps and active.size < beta.size:  # optimal on the active set: and on all?
                 np.dot(mu, G, out=ghat)
                 worst = smo_violation(state, form.rows, base, ghat)

@@ -22,8 +22,8 @@ from ..exceptions import KernelError
 from ._small_kernels import SMALL_N, scan_small
 from ._stack import map_kernels, sketch_vectors
 
-__all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start", "max_asymmetry",
-           "MAX_MAGNITUDE", "NOISE_ASYMMETRY_ULPS"]
+__all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start",
+           "max_asymmetry", "MAX_MAGNITUDE", "NOISE_ASYMMETRY_ULPS"]
 
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150

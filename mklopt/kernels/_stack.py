@@ -68,7 +68,8 @@ class OwnedStack:
     (:mod:`~mklopt.kernels._build`), so that the scan need not read the stack again.
     """
 
-    def __init__(self, stack: np.ndarray, psd_by_construction: bool = False, visits: list | None = None) -> None:
+    def __init__(self, stack: np.ndarray, psd_by_construction: bool = False,
+                 visits: list | None = None) -> None:
         self.stack = stack
         self.psd_by_construction = bool(psd_by_construction)
         self.visits = visits
