@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._normalize import SCALAR_NORMALIZATIONS, scalar_divisors
-from ._scan import Visit, visit
-from ._stack import sketch_vectors, symmetrize_matrix
+from ._normalize import SCALAR_NORMALIZATIONS, check_divisors, scalar_divisors
+from ._scan import SYM_TOL, Visit, visit
+from ._stack import OwnedStack, sketch_vectors, symmetrize_matrix
 from .construct import KernelSpec, build_stack
 
-__all__ = ["BuiltKernels", "build_kernels", "FUSED_NORMALIZATIONS"]
+__all__ = ["BuiltKernels", "build_kernels", "built_kernel_set", "FUSED_NORMALIZATIONS"]
 
 #: Normalizations applied on the kernels' own threads (None: none).
 FUSED_NORMALIZATIONS = (None, *SCALAR_NORMALIZATIONS)
@@ -66,3 +66,16 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
 
     stack, finished = build_stack(X, specs, finish=finish)
     return BuiltKernels(stack, [seen for seen, _ in finished], np.array([d for _, d in finished]))
+
+
+def built_kernel_set(cls: type, X: np.ndarray, specs: Sequence[KernelSpec], names: Sequence[str],
+                     normalization: str | None):
+    """``cls.from_data`` for trusted specs: each kernel checked and normalized on its thread, the
+    same set as validating and normalizing after."""
+    built = build_kernels(X, specs, normalization, SYM_TOL)
+    kernels = cls(OwnedStack(built.stack, True, built.visits), names)
+    if normalization is not None:
+        check_divisors(built.divisors, kernels.names, normalization)
+        kernels.scales = kernels.scales / built.divisors
+        kernels._sketch = kernels._sketch / built.divisors[:, None, None]
+    return kernels

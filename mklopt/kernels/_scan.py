@@ -23,8 +23,10 @@ from ._small_kernels import SMALL_N, scan_small
 from ._stack import map_kernels, sketch_vectors
 
 __all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start",
-           "max_asymmetry", "MAX_MAGNITUDE", "NOISE_ASYMMETRY_ULPS"]
+           "max_asymmetry", "MAX_MAGNITUDE", "NOISE_ASYMMETRY_ULPS", "SYM_TOL"]
 
+#: Default symmetry tolerance: asymmetry up to this share of max|K| is removed, beyond it is an error.
+SYM_TOL = 1e-8
 #: Largest allowed ``max|K| * n * M``: sums over points and kernels must stay far from overflow.
 MAX_MAGNITUDE = 1e150
 #: Rows per tile of the symmetry check (a 256 x n band stays in cache).

@@ -23,7 +23,7 @@ from ._blas import single_blas_thread
 from ._symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput",
-           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS"]
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
@@ -143,6 +143,13 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
     if len(names) != M:
         raise KernelError(f"got {len(names)} names for {M} kernels; give one name per kernel.")
     return names
+
+
+def read_only(stack: np.ndarray) -> np.ndarray:
+    """A non-writeable view; the caller's array keeps its own flags."""
+    view = stack.view()
+    view.flags.writeable = False
+    return view
 
 
 def symmetrize(stack: np.ndarray, indices: list[int]) -> None:

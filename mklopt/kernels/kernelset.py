@@ -17,32 +17,22 @@ import numpy as np
 
 from ..exceptions import KernelError, MKLWarning
 from .approximate import approximate_factors
-from ._build import FUSED_NORMALIZATIONS, build_kernels
-from ._normalize import _Normalizing, check_divisors
+from ._build import FUSED_NORMALIZATIONS, built_kernel_set
+from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
-from ._scan import judge, scan_stack
-from ._stack import OwnedStack, as_stack, check_names, sketch_vectors, symmetrize
+from ._scan import SYM_TOL, judge, scan_stack
+from ._stack import OwnedStack, as_stack, check_names, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
 from .rounding import DataScales
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
 
-#: Default symmetry tolerance: asymmetry up to this share of max|K| is removed, beyond it is an error.
-SYM_TOL = 1e-8
-
 
 #: The other representations, registered by their own modules (``factorset``: "factors",
 #: ``lazy``: "lazy") so that this module never imports them: name -> class.
 VARIANTS: dict[str, type] = {}
-
-
-def _read_only(stack: np.ndarray) -> np.ndarray:
-    """A non-writeable view; the caller's array keeps its own flags."""
-    view = stack.view()
-    view.flags.writeable = False
-    return view
 
 
 def _satisfies(kernels: "KernelSet", psd: bool, symmetric: bool) -> bool:
@@ -136,7 +126,7 @@ class KernelSet(_Normalizing, _Spectral):
             stack = self._validated(kernels, names, psd_tol, sym_tol, psd_check)
         self.M, self.n = stack.shape[0], stack.shape[1]
         self.names = check_names(names, self.M)
-        self.K = _read_only(stack)
+        self.K = read_only(stack)
         self.scales = np.ones(self.M)
 
     def _validated(self, kernels: Any, names, psd_tol: float, sym_tol: float,
@@ -220,7 +210,7 @@ class KernelSet(_Normalizing, _Spectral):
         scales = DataScales.of(X)  # once for all specs
         trusted = all(trusted_spec(spec, scales) for spec in specs)
         if trusted and not kwargs and normalization in FUSED_NORMALIZATIONS:
-            return cls._built(X, specs, names, normalization)
+            return built_kernel_set(cls, X, specs, names, normalization)
         stack = kernel_stack(X, specs)
         kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
         if normalization is None:
@@ -233,19 +223,6 @@ class KernelSet(_Normalizing, _Spectral):
         stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
         kernels.scales = kernels.scales / divisors
         kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]
-        return kernels
-
-    @classmethod
-    def _built(cls, X: np.ndarray, specs: Sequence[KernelSpec], names: Sequence[str],
-               normalization: str | None) -> "KernelSet":
-        """:meth:`from_data` for trusted specs: each kernel checked and normalized on its thread
-        (:mod:`~mklopt.kernels._build`), the same set as validating and normalizing after."""
-        built = build_kernels(X, specs, normalization, SYM_TOL)
-        kernels = cls(OwnedStack(built.stack, True, built.visits), names)
-        if normalization is not None:
-            check_divisors(built.divisors, kernels.names, normalization)
-            kernels.scales = kernels.scales / built.divisors
-            kernels._sketch = kernels._sketch / built.divisors[:, None, None]
         return kernels
 
     @classmethod
@@ -283,7 +260,7 @@ class KernelSet(_Normalizing, _Spectral):
         new.psd, new.symmetric = self.psd, self.symmetric
         new.validated_by = self.validated_by
         new.clipped = dict(self.clipped)
-        new.K = _read_only(np.ascontiguousarray(stack, dtype=float))
+        new.K = read_only(np.ascontiguousarray(stack, dtype=float))
         new.scales = self.scales.copy()
         new._train_diag = self._train_diag
         new._factors, new._eig = {}, {}
