@@ -7,6 +7,7 @@ A *spec* is a metric name accepted by
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -135,8 +136,10 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
     spread of the data, not to its distance from the origin; squared distances
-    are clipped at 0 and the diagonal of a training kernel is exact. Named kernels
-    are built on all cores, a callable's in the calling thread.
+    are clipped at 0 and the diagonal of a training kernel is exact. With at least as
+    many kernels as cores they are built side by side, each on one core (its BLAS on one
+    thread); with fewer, the kernels BLAS makes (linear, polynomial, ...) are built one at a
+    time on all of BLAS's threads. A callable runs in the calling thread.
     """
     return build_stack(X, specs, Y)[0]
 
@@ -173,8 +176,11 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
             return _evaluated(specs[m], lambda: specs[m](X, Y))
         return _evaluated(specs[m], lambda: _named(parsed[m], X, Y, Xc, Yc))
 
-    user = [parsed[m] is None or callable(parsed[m][0]) for m in range(len(specs))]
-    for m in np.flatnonzero(user):  # user code: one kernel at a time, in this thread
+    # here, one at a time: user code, and BLAS-made kernels when fewer than the cores (BLAS's threads
+    # then serve each; in the pool every kernel's BLAS runs on one thread)
+    here = [parsed[m] is None or callable(parsed[m][0]) or (gammas[m] is None and len(specs) < _cores())
+            for m in range(len(specs))]
+    for m in np.flatnonzero(here):
         out[m] = evaluated(m)
 
     def build(m: int) -> Any:
@@ -183,11 +189,15 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         elif gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
-        elif not user[m]:
+        elif not here[m]:
             out[m] = evaluated(m)
         return None if finish is None else finish(m, out[m])
 
     return out, map_kernels(build, len(specs))
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
 
 
 def _named(parsed: tuple[Any, dict], X: np.ndarray, Y: np.ndarray, Xc: np.ndarray,
