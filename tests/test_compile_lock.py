@@ -40,6 +40,24 @@ def test_every_cached_compiled_function_has_the_locked_cache():
     assert found >= 20
 
 
+def test_every_compiled_entry_point_releases_the_gil():
+    """A compiled loop that holds the GIL stops every other thread of its process: a Dask
+    worker's heartbeat (the scheduler restarts a worker silent for five minutes and loses
+    the data only it held), the one-vs-rest classes fitted on threads, a progress bar.
+    Helpers inlined into their callers (``inline="always"``) run under the caller's rule."""
+    checked = 0
+    for path in sorted(p for p in PACKAGE.rglob("*.py") if "njit(" in p.read_text(encoding="utf-8")):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher) and value.__module__ == name:
+                options = value.targetoptions
+                if options.get("inline", "never") != "always":
+                    assert options.get("nogil"), f"{name}.{value.__name__} holds the GIL"
+                    checked += 1
+    assert checked >= 20
+
+
 def test_a_cached_function_is_stale_when_any_compiled_source_changes():
     """The stamp of every cache holds the digest of all compiled sources (callees in other
     files included): the SMO core inlines kernels/columns.py's functions."""

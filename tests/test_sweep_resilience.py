@@ -201,6 +201,56 @@ def test_successive_halving(data, scheduler):
         sweep(*data, GRID, search="random", progress=False)
 
 
+def test_successive_halving_survives_losing_a_worker_with_data_only_it_held(capsys):
+    """A scheduler and two workers as separate processes (no nanny). joblib sends the data
+    to one worker; that worker is SIGKILLed while no other holds a copy: the search runs
+    again on the worker left."""
+    import subprocess
+    import sys
+
+    from dask.distributed import Client
+
+    X, y = load_breast_cancer(return_X_y=True)
+    idx = np.random.default_rng(1).choice(len(y), 300, replace=False)
+    X, y = StandardScaler().fit_transform(X[idx]), y[idx]
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    processes = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
+                                   "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"],
+                                  **quiet)]
+    processes += [subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
+                                    "--no-nanny", "--no-dashboard"], **quiet) for _ in range(2)]
+    killed: list[str] = []
+    try:
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+            pids = client.run(os.getpid)
+
+            def kill_a_sole_holder():
+                deadline = time.monotonic() + 120
+                while not killed and time.monotonic() < deadline:
+                    for key, holders in client.who_has().items():
+                        if "ndarray" in str(key) and len(holders) == 1:
+                            os.kill(pids[holders[0]], signal.SIGKILL)
+                            killed.append(str(key))
+                            return
+                    time.sleep(0.01)
+
+            watcher = threading.Thread(target=kill_a_sole_holder, daemon=True)
+            watcher.start()
+            result = sweep(X, y, {"C": [0.1, 1, 10, 100], "p": [1, 2]}, estimator=_estimator(), cv=3,
+                           scheduler=address, connect_timeout=10, progress=True, search="halving")
+            watcher.join(5)
+    finally:
+        for process in processes:
+            process.kill()
+    assert killed, "no data held by one worker only was seen"
+    assert "running the search again (1 of" in capsys.readouterr().err
+    assert list(result.search.n_candidates_) == [8, 3] and list(result.search.n_resources_) == [100, 300]
+    assert result.best_params_ == result.search.best_params_
+    assert np.isfinite(result.cv_results["mean_test_score"]).all()
+
+
 def test_cli_resume(data, scheduler, tmp_path, capsys):
     npz = tmp_path / "Xy.npz"
     np.savez(npz, X=data[0], y=data[1])

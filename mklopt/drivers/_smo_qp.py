@@ -34,7 +34,7 @@ __all__ = ["smo_qp"]
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _shrink(active, n_active, state, rows, base, ghat, high, low):
     """Drop the active variables at a bound that neither end of the pair rule can pick
     (libsvm's shrinking, :func:`mklopt.drivers._smo.kept`). Returns the new active count."""
@@ -48,7 +48,7 @@ def _shrink(active, n_active, state, rows, base, ghat, high, low):
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smo_qp(K, rows, signs, base, upper, beta, ghat, eps, max_pairs, tau=1e-12):
     """Up to ``max_pairs`` SMO pair updates with shrinking; ``(pairs, violation)``.
 

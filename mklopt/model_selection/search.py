@@ -253,7 +253,8 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
                   f"{workers} Dask workers; dashboard (while it runs): {link}{note}",
                   file=sys.stderr, flush=True)
         if search == "halving":
-            search_cv = halving(client, estimator, param_grid, cv, scoring, X, y, refit, address)
+            search_cv = halving(client, distributed, estimator, param_grid, cv, scoring, X, y, refit,
+                                address, connect_timeout, progress)
             return _halving_result(search_cv, refit, link, address, workers, start)
         fits = None if (log or resume) is None else FitsLog(
             resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits,

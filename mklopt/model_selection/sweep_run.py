@@ -137,8 +137,18 @@ def progress_bar(enabled: bool, total: int, initial: int):
     return tqdm(total=total, initial=initial, unit="fit", desc="mklopt sweep", file=sys.stderr)
 
 
-def halving(client, estimator, param_grid, cv, scoring, X, y, refit, address):
-    """The fitted ``HalvingGridSearchCV`` (successive halving) run with joblib's Dask backend."""
+def halving(client, distributed, estimator, param_grid, cv, scoring, X, y, refit, address,
+            timeout: float, progress: bool):
+    """The fitted ``HalvingGridSearchCV`` (successive halving) run with joblib's Dask backend.
+
+    joblib sends the data and the larger fold indices to one worker each (other
+    workers fetch copies as their fits need them). When a lost worker took data with it
+    that no other worker had, the search is run again on the workers left
+    (successive halving chooses its fits as it goes, so it cannot resubmit only the
+    lost ones), at most :data:`MAX_ROUNDS` times. joblib scatters again under new
+    keys: scattering the same data under its content's key while the previous copy is
+    being released can hang (``dask/distributed`` issue 3703).
+    """
     from sklearn.experimental import enable_halving_search_cv  # noqa: F401
     from sklearn.model_selection import HalvingGridSearchCV
 
@@ -146,11 +156,20 @@ def halving(client, estimator, param_grid, cv, scoring, X, y, refit, address):
         from joblib import parallel_config
     except ImportError:  # joblib < 1.3
         from joblib import parallel_backend as parallel_config
-    search = HalvingGridSearchCV(estimator, param_grid, cv=cv, scoring=scoring, n_jobs=-1,
-                                 refit=refit)
-    try:
-        with parallel_config(backend="dask", client=client, wait_for_workers_timeout=10):
-            search.fit(X, y)
-    except TimeoutError as exc:
-        raise BackendError(f"the Dask scheduler at {address} has no workers ({exc}).") from None
-    return search
+    lost = (distributed.CancelledError, distributed.KilledWorker)  # FutureCancelledError is one
+    for attempt in range(1, MAX_ROUNDS + 1):
+        search = HalvingGridSearchCV(estimator, param_grid, cv=cv, scoring=scoring, n_jobs=-1,
+                                     refit=refit)
+        try:
+            with parallel_config(backend="dask", client=client, wait_for_workers_timeout=timeout):
+                return search.fit(X, y)
+        except TimeoutError as exc:
+            raise BackendError(f"the Dask scheduler at {address} has no workers ({exc}).") from None
+        except lost as exc:
+            error = exc
+            if progress:
+                print(f"sweep: a lost worker took data of the successive halving with it ({exc}); "
+                      f"running the search again ({attempt} of {MAX_ROUNDS} runs done)",
+                      file=sys.stderr, flush=True)
+    raise BackendError(f"the successive halving lost a worker with its data in each of {MAX_ROUNDS} "
+                       f"runs (last: {error}); check the workers' logs for what stops them.")

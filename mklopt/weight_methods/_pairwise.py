@@ -25,7 +25,7 @@ __all__ = ["pairwise_simplex_qp"]
 
 
 @locked_cache
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _descend(K, s, a, r, c, group, n_groups, x, tol, max_steps):  # pragma: no cover (compiled)
     n = x.size
     v = s * x
