@@ -7,9 +7,12 @@ or by the test), real SIGKILLs; the reference is scikit-learn's sequential
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -152,22 +155,30 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_all_workers_gone_says_what_is_saved(data, tmp_path):
-    """A scheduler and one worker as separate processes (no nanny); the worker is SIGKILLed."""
-    import subprocess
-    import sys
-
-    from dask.distributed import Client
-
+@contextlib.contextmanager
+def _separate_cluster(n_workers: int):
+    """A scheduler and ``n_workers`` single-threaded workers, each its own process with no
+    nanny (a killed worker stays dead): ``(address, worker processes)``."""
     address = f"tcp://127.0.0.1:{_free_port()}"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     scheduler = subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
                                   "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"],
                                  **quiet)
-    worker = subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
-                               "--no-nanny", "--no-dashboard"], **quiet)
-    log = tmp_path / "fits.csv"
+    workers = [subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
+                                 "--no-nanny", "--no-dashboard"], **quiet) for _ in range(n_workers)]
     try:
+        yield address, workers
+    finally:
+        for process in [*workers, scheduler]:
+            process.kill()
+
+
+def test_all_workers_gone_says_what_is_saved(data, tmp_path):
+    """A scheduler and one worker as separate processes (no nanny); the worker is SIGKILLed."""
+    from dask.distributed import Client
+
+    log = tmp_path / "fits.csv"
+    with _separate_cluster(1) as (address, (worker,)):
         with Client(address, timeout=30) as client:
             client.wait_for_workers(1, timeout=60)
 
@@ -185,9 +196,6 @@ def test_all_workers_gone_says_what_is_saved(data, tmp_path):
                   estimator=_estimator(), cv=3, scheduler=address, connect_timeout=3,
                   progress=False, log=log)
         watcher.join(5)
-    finally:
-        worker.kill()
-        scheduler.kill()
     assert 2 <= _rows(log) < 144
     assert f": {_rows(log)} fits finished, saved in {log}" in str(info.value)
 
@@ -205,23 +213,13 @@ def test_successive_halving_survives_losing_a_worker_with_data_only_it_held(caps
     """A scheduler and two workers as separate processes (no nanny). joblib sends the data
     to one worker; that worker is SIGKILLed while no other holds a copy: the search runs
     again on the worker left."""
-    import subprocess
-    import sys
-
     from dask.distributed import Client
 
     X, y = load_breast_cancer(return_X_y=True)
     idx = np.random.default_rng(1).choice(len(y), 300, replace=False)
     X, y = StandardScaler().fit_transform(X[idx]), y[idx]
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    processes = [subprocess.Popen([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1",
-                                   "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0"],
-                                  **quiet)]
-    processes += [subprocess.Popen([sys.executable, "-m", "dask", "worker", address, "--nthreads", "1",
-                                    "--no-nanny", "--no-dashboard"], **quiet) for _ in range(2)]
     killed: list[str] = []
-    try:
+    with _separate_cluster(2) as (address, _):
         with Client(address, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
             pids = client.run(os.getpid)
@@ -241,9 +239,6 @@ def test_successive_halving_survives_losing_a_worker_with_data_only_it_held(caps
             result = sweep(X, y, {"C": [0.1, 1, 10, 100], "p": [1, 2]}, estimator=_estimator(), cv=3,
                            scheduler=address, connect_timeout=10, progress=True, search="halving")
             watcher.join(5)
-    finally:
-        for process in processes:
-            process.kill()
     assert killed, "no data held by one worker only was seen"
     assert "running the search again (1 of" in capsys.readouterr().err
     assert list(result.search.n_candidates_) == [8, 3] and list(result.search.n_resources_) == [100, 300]
@@ -309,9 +304,6 @@ def test_own_local_cluster_workers_drop_only_the_heartbeat_failure_record():
 
 def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path, sigint_as_in_a_terminal):
     """SIGINT to a CLI child after some fits: exit 130, one line; --resume runs only the rest."""
-    import subprocess
-    import sys
-
     npz = tmp_path / "Xy.npz"
     np.savez(npz, X=data[0], y=data[1])
     out, full = tmp_path / "cut.csv", tmp_path / "full.csv"
