@@ -24,7 +24,8 @@ from sklearn.preprocessing import StandardScaler
 from mklopt import MKLClassifier
 from mklopt.cli import main
 from mklopt.exceptions import BackendError, BackendNotInstalledError, InvalidInputError
-from mklopt.model_selection.search import STAT_COLUMNS, cv_rows, format_param, sweep, write_csv
+from mklopt.model_selection.search import sweep
+from mklopt.model_selection.sweep_result import STAT_COLUMNS, cv_rows, format_param, write_csv
 
 needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason='needs the dask extra: pip install -e ".[dask]"')
