@@ -259,7 +259,8 @@ def test_fast_exponential_matches_libm():
 
 def test_rbf_table_columns():
     from mklopt.drivers._core_memory import rbf_table_of as _table
-    from mklopt.kernels.columns import new_cache, oracle_of
+    from mklopt.kernels.column_cache import new_cache
+    from mklopt.kernels.columns import oracle_of
     from mklopt.kernels.kmu_columns import combined_column
     from mklopt.kernels.rbf_table import NO_TABLE, fill_table
 
@@ -285,7 +286,8 @@ def test_gradient_updates_from_the_shared_basis_match_the_exact_kernels(count, r
     """The per-kernel gradient update reads R basis functions, not the M kernels: with many
     close widths R < M, every kernel is still reproduced to ~1e-12 of the update's size."""
     from mklopt.drivers._core_memory import rbf_table_of as _table
-    from mklopt.kernels.columns import add_columns, new_cache, oracle_of
+    from mklopt.kernels.column_cache import new_cache
+    from mklopt.kernels.columns import add_columns, oracle_of
     from mklopt.kernels.rbf_table import NO_KERNEL_TABLE, kernel_table
 
     rng = np.random.default_rng(5)

@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..kernels.columns import LAZY, RBF, new_cache
+from ..kernels.column_cache import new_cache
+from ..kernels.columns import LAZY, RBF
 from ..kernels.rbf_table import NO_TABLE, rbf_table
 
 __all__ = ["CACHE_MB", "column_caches", "rbf_table_of"]

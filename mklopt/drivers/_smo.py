@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..kernels._compile_lock import locked_cache
-from ..kernels.columns import cached_slot
+from ..kernels.column_cache import cached_slot
 from ..kernels.kmu_columns import combined_column
 
 __all__ = ["smo_chunk", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]

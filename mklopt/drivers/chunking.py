@@ -42,7 +42,8 @@ from .._options import Flag, Integer, Real, Vector
 from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
-from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length, reset_cache
+from ..kernels.column_cache import reset_cache
+from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length
 from ..kernels._blas import single_blas_thread
 from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table, kernel_table
 from ..regularizers import LpBall
@@ -185,7 +186,6 @@ class Chunking(Driver):
             return self._step(weights)
 
     def _step(self, weights: np.ndarray) -> Step:
-        d = self.data
         mu = np.asarray(weights, dtype=float)
         np.dot(mu, self.diag, out=self.dmu)
         reset_cache(self.cache)

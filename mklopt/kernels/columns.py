@@ -24,9 +24,8 @@ tuple of arrays numba can take (unused slots hold empty arrays):
   kernel m reads the block that starts at ``offset[m]`` (slot 12), as do the norms
   (slot 6) and shifts (slot 11). Without views V = 1 and every offset is 0.
 
-A cache is a tuple ``(slots (S, n), slot_of (n,), owner (S,), last_use (S,),
-counters (3,))`` with counters = (clock, hits, misses); :func:`cached_slot`
-returns the slot holding a column, evicting the least recently used one.
+Columns and product columns are kept in the LRU caches of
+:mod:`~mklopt.kernels.column_cache`.
 """
 
 from __future__ import annotations
@@ -36,57 +35,14 @@ from numba import njit, prange
 
 from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
+from .column_cache import cached_slot
 from .rbf_table import accumulate_tabulated, mix_tabulated
 
-__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "new_cache", "cached_slot",
-           "reset_cache", "dot_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
            "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2
-
-
-def new_cache(n: int, slots: int) -> tuple:
-    """An empty LRU cache of ``slots`` columns of length ``n``."""
-    return (np.empty((max(int(slots), 0), n)), np.full(n, -1, dtype=np.int64),
-            np.full(max(int(slots), 0), -1, dtype=np.int64), np.zeros(max(int(slots), 0), dtype=np.int64),
-            np.zeros(3, dtype=np.int64))
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def reset_cache(cache) -> None:
-    """Forget every column (the weights changed); the hit/miss counters stay."""
-    _, slot_of, owner, last, _ = cache
-    for s in range(owner.shape[0]):
-        if owner[s] >= 0:
-            slot_of[owner[s]] = -1
-            owner[s] = -1
-        last[s] = 0
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def cached_slot(cache, i):
-    """``(slot, hit)``: the slot of column ``i``; on a miss, the least recently used slot (now ``i``'s)."""
-    _, slot_of, owner, last, counters = cache
-    counters[0] += 1
-    s = slot_of[i]
-    if s >= 0:
-        last[s] = counters[0]
-        counters[1] += 1
-        return s, True
-    s = 0
-    for k in range(1, owner.shape[0]):
-        if last[k] < last[s]:
-            s = k
-    if owner[s] >= 0:
-        slot_of[owner[s]] = -1
-    owner[s] = i
-    slot_of[i] = s
-    last[s] = counters[0]
-    counters[2] += 1
-    return s, False
 
 
 @locked_cache

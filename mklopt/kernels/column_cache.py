@@ -1,0 +1,59 @@
+"""The LRU caches of kernel columns (the SMO core's columns of K_mu, the lazy kernels' products).
+
+A cache is a tuple ``(slots (S, n), slot_of (n,), owner (S,), last_use (S,),
+counters (3,))`` with counters = (clock, hits, misses); :func:`cached_slot`
+returns the slot holding a column, evicting the least recently used one. The
+tuple of arrays passes into compiled code as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._compile_lock import locked_cache
+
+__all__ = ["new_cache", "reset_cache", "cached_slot"]
+
+
+def new_cache(n: int, slots: int) -> tuple:
+    """An empty LRU cache of ``slots`` columns of length ``n``."""
+    return (np.empty((max(int(slots), 0), n)), np.full(n, -1, dtype=np.int64),
+            np.full(max(int(slots), 0), -1, dtype=np.int64), np.zeros(max(int(slots), 0), dtype=np.int64),
+            np.zeros(3, dtype=np.int64))
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def reset_cache(cache) -> None:
+    """Forget every column (the weights changed); the hit/miss counters stay."""
+    _, slot_of, owner, last, _ = cache
+    for s in range(owner.shape[0]):
+        if owner[s] >= 0:
+            slot_of[owner[s]] = -1
+            owner[s] = -1
+        last[s] = 0
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def cached_slot(cache, i):
+    """``(slot, hit)``: the slot of column ``i``; on a miss, the least recently used slot (now ``i``'s)."""
+    _, slot_of, owner, last, counters = cache
+    counters[0] += 1
+    s = slot_of[i]
+    if s >= 0:
+        last[s] = counters[0]
+        counters[1] += 1
+        return s, True
+    s = 0
+    for k in range(1, owner.shape[0]):
+        if last[k] < last[s]:
+            s = k
+    if owner[s] >= 0:
+        slot_of[owner[s]] = -1
+    owner[s] = i
+    slot_of[i] = s
+    last[s] = counters[0]
+    counters[2] += 1
+    return s, False
