@@ -21,7 +21,8 @@ iteration is
    (ℓ1, box, weighted simplex) the cutting-plane master on the cuts collected
    so far (App. D: the analytic step has no convergence guarantee at p = 1),
    whose value is a lower bound; for any other Θ the regularizer's own
-   :meth:`~mklopt.regularizers.Regularizer.argmin_weights`.
+   :meth:`~mklopt.regularizers.Regularizer.argmin_weights`
+   (:mod:`mklopt.drivers._weight_step`).
 
 Each α-step shrinks (libsvm's heuristic, :mod:`mklopt.drivers._smo`): its pairs run on the
 variables that can still move, chosen afresh at each step from the exact gradients.
@@ -32,8 +33,6 @@ weights but the SVM's duality gap there is still above a tenth of the target.
 """
 
 from __future__ import annotations
-
-import math
 
 import numba
 import numpy as np
@@ -46,13 +45,12 @@ from ..kernels.column_cache import reset_cache
 from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length
 from ..kernels._blas import single_blas_thread
 from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table, kernel_table
-from ..regularizers import LpBall
 from ..results.result import Certificate
 from ._core_memory import CACHE_MB, column_caches, rbf_table_of
 from ._smo import shrink, smo_chunk
 from ._smo import violation as smo_violation
 from .base import Driver, Step
-from .lp_master import LPMaster, polyhedral_set
+from ._weight_step import WeightStep
 
 __all__ = ["Chunking", "CACHE_MB"]
 
@@ -137,9 +135,7 @@ class Chunking(Driver):
         self.marks, self.active = np.zeros(n, dtype=np.bool_), n
         self.eps = min(1e-3, tol)
         self.init_weights = init_weights
-        self.max_cuts = int(max_cuts)
-        self.master = _master(data)
-        self.cuts: list[tuple[float, np.ndarray]] = []
+        self.weight_step = WeightStep(data, max_cuts)
         self.pairs = 0
         self.chunk = self.Q
         self._exact: Certificate | None = None
@@ -210,7 +206,7 @@ class Chunking(Driver):
             self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
-        next_weights, lower = self._theta_step(mu, cert)
+        next_weights, lower = self.weight_step(mu, cert)
         self._next_chunk(mu, next_weights)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
 
@@ -266,27 +262,6 @@ class Chunking(Driver):
         """The SVM's own duality gap at the certificate's weights."""
         return cert.primal - (cert.gain - 0.5 * float(cert.weights @ cert.s))
 
-    def _theta_step(self, mu: np.ndarray, cert: Certificate) -> tuple[np.ndarray, float]:
-        s, reg = cert.s, self.data.regularizer
-        if not np.any(s > 0):  # alpha = 0: nothing to weigh yet
-            return mu, -math.inf
-        if self.master is None:
-            return reg.argmin_weights(mu**2 * s), -math.inf
-        self.cuts.append((cert.gain, s.copy()))
-        self.master.add_cut(cert.gain, s)
-        if len(self.cuts) > self.max_cuts:
-            slack = [self._slack(cut, mu) for cut in self.cuts]
-            drop = int(np.argmax(slack))
-            self.master.drop_cut(drop)
-            del self.cuts[drop]
-        weights, eta = self.master.solve()
-        return reg.into_set(weights), eta
-
-    @staticmethod
-    def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
-        offset, s = cut
-        return 0.5 * float(s @ mu) - offset
-
     def _extra(self, pairs: int, violation: float) -> dict:
         counters = self.cache[4]
         extra = {"pairs": int(pairs), "smo_violation": float(violation), "smo_eps": self.eps,
@@ -319,10 +294,3 @@ def _check_Q(Q, n: int) -> int:
             f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
     return int(Q)
 
-
-def _master(data: MKLData) -> LPMaster | None:
-    reg = data.regularizer
-    if isinstance(reg, LpBall) and 1 < reg.p < math.inf and type(reg) is LpBall:
-        return None  # the analytic step
-    theta = polyhedral_set(reg, data.M)
-    return None if theta is None else LPMaster(theta)
