@@ -50,9 +50,16 @@ def scheduler():
     """One running cluster (two single-threaded worker processes) for the tests that do not
     test starting, losing or stopping workers: each sweep connects to it (``scheduler=``)
     and leaves it running. The other tests start their own, as a user's sweep does."""
-    from dask.distributed import LocalCluster
+    import faulthandler
+
+    from dask.distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        with Client(cluster) as client:
+            # a worker silent for minutes is restarted by the scheduler (worker-ttl, 5 min):
+            # each worker prints every thread's stack after 4 min, so that a failure shows
+            # where it stood (the file's tests take ~80 s in all)
+            client.run(faulthandler.dump_traceback_later, 240, repeat=True)
         yield cluster.scheduler_address
 
 
