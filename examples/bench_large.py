@@ -81,7 +81,7 @@ def run_binary(n: int, M: int) -> dict:
     return {"part": "binary", "n": n, "M": M, "classes": 2, "svc": svc_seconds, "mkl": mkl_seconds,
             "ratio": mkl_seconds / svc_seconds, "max_gap": result.rel_gap, "statuses": [result.status],
             "svc_accuracy": float("nan"), "mkl_accuracy": float("nan"), "svc_peak_gb": svc_peak,
-            "svc_peak_gb": svc_peak, "peak_gb": peak_gb()}
+            "peak_gb": peak_gb()}
 
 
 def run_multiclass(n: int, M: int) -> dict:
@@ -163,8 +163,12 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     small = small or args.small
     sizes = {"multiclass": 400 if small else min(args.n, 20_000), "binary": 400 if small else args.binary_n}
     M = 5 if small else 50
+    parts = args.parts.split(",")
+    unknown = [part for part in parts if part not in sizes]
+    if unknown:
+        parser.error(f"--parts takes multiclass and/or binary (comma-separated), not {','.join(unknown)}")
     rows = []
-    for part in args.parts.split(","):
+    for part in parts:
         rows.append(in_process(part, sizes[part], M, fresh=not small))
         report(rows[-1:])
     if len(rows) > 1:
