@@ -99,6 +99,8 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
                         help="rounds of the single fits; each row is its median (default 3)")
     parser.add_argument("--out", default=None, help="folder for the figure (default: figures)")
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     small = small or args.small
     X, y = load_digits(return_X_y=True)
     X, Xt, y, yt = train_test_split(X, y, test_size=0.3, random_state=0)

@@ -38,8 +38,8 @@ from ._fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
 from .rbf_table import accumulate_tabulated, mix_tabulated
 
-__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "add_columns", "kernel_entries", "oracle_of", "lazy_oracle",
-           "kernel_diagonals", "product_length"]
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "add_columns",
+           "kernel_entries", "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2
