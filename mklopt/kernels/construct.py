@@ -15,7 +15,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
-from ._symmetric import rbf_symmetric
+from ._symmetric import symmetrize_tiles
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
 __all__ = ["kernel_stack", "build_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
@@ -168,8 +168,11 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
     gammas = [_rbf_gamma(spec) for spec in specs]
-    # one matrix of squared distances for all RBF kernels
+    # one matrix of squared distances for all RBF kernels; made exactly symmetric once (the GEMM
+    # inside leaves it a few units of roundoff from it), so that NumPy's vectorized exp of it is
     distances = None if all(g is None for g in gammas) else euclidean_distances(Xc, Yc, squared=True)
+    if distances is not None and same:
+        symmetrize_tiles(distances)
 
     def evaluated(m: int) -> np.ndarray:
         if parsed[m] is None:
@@ -184,9 +187,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         out[m] = evaluated(m)
 
     def build(m: int) -> Any:
-        if gammas[m] is not None and same:  # exp and the mean with the transpose in one pass
-            rbf_symmetric(distances, gammas[m], out[m])
-        elif gammas[m] is not None:
+        if gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
         elif not here[m]:
