@@ -143,9 +143,41 @@ def test_blas_limit_is_set_and_restored_by_the_main_thread_only():
     thread.join(60)
     with single_blas_thread():
         seen["main"] = _blas_threads()
+        with single_blas_thread():  # nested: the limit held stays, and is not restored early
+            seen["nested"] = _blas_threads()
+        seen["after nested"] = _blas_threads()
     assert seen["worker"] == before
-    assert seen["main"] == [1] * len(before)
+    assert seen["main"] == seen["nested"] == seen["after nested"] == [1] * len(before)
     assert _blas_threads() == before
+
+
+def _threads_by_library() -> dict:
+    from threadpoolctl import threadpool_info
+
+    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def test_outer_loops_run_every_blas_library_but_numpys_on_one_thread():
+    """NumPy's and SciPy's wheels each bundle an OpenBLAS with its own threads; a loop that
+    alternates them (products over the stack, SciPy's Cholesky) stalls. Inside the loop only
+    NumPy's keeps its threads; every count is back after it."""
+    from mklopt.kernels._blas import _other_blas
+
+    others = _other_blas()
+    before, seen = _threads_by_library(), []
+    X, labels = _three_classes(80)
+    y = np.where(labels == 1, 1.0, -1.0)
+    kernels = mklopt.KernelSet.from_data(X, [("rbf", {"gamma": 0.5}), "linear"])
+    for driver in ("cutting_plane", "wrapper"):
+        result = mklopt.fit(kernels, y, driver, p=1.0, tol=1e-3,
+                            callback=lambda record: seen.append(_threads_by_library()))
+        assert result.status == "converged"
+    limited = set() if others is None else {lib.filepath for lib in others.lib_controllers}
+    expected = {path: 1 if path in limited else count for path, count in before.items()}
+    assert seen and all(threads == expected for threads in seen)
+    assert _threads_by_library() == before
+    if others is not None:  # NumPy's is never limited by it
+        assert len(limited) == len(before) - 1
 
 
 def test_classes_side_by_side_run_on_one_blas_thread_and_leave_it_as_it_was(monkeypatch):

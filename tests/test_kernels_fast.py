@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
-from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
 
 import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
@@ -15,7 +15,6 @@ from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._scan import max_asymmetry, scan_stack
 from mklopt.kernels._stack import OwnedStack, sketch_vectors, symmetrize_matrix
-from mklopt.kernels._symmetric import rbf_symmetric
 from mklopt.kernels.products import SPARSE_WEIGHTS, combine
 
 
@@ -123,15 +122,17 @@ def test_training_rbf_kernels_are_exactly_symmetric_and_need_no_symmetrizing():
                                rtol=1e-12, atol=1e-15)
 
 
-def test_compiled_rbf_kernel_is_the_mean_of_numpys_exp_with_its_transpose():
+def test_training_rbf_kernels_are_numpys_exp_of_the_symmetrized_distances():
     rng = np.random.default_rng(3)
-    Z = rng.standard_normal((150, 4))
-    D = ((Z[:, None] - Z[None]) ** 2).sum(-1) * (1 + 1e-15 * rng.standard_normal((150, 150)))  # asymmetric
-    out = np.empty_like(D)
-    rbf_symmetric(D, 0.3, out)
-    E = np.exp(D * -0.3)
-    np.testing.assert_array_max_ulp(out, (E + E.T) * 0.5, maxulp=1)  # equal where NumPy's exp is libm's
-    assert np.array_equal(out, out.T)
+    X = rng.standard_normal((150, 4)) + 20.0
+    specs = [("rbf", {"gamma": g}) for g in (0.05, 0.3)]
+    stack = mklopt.kernel_stack(X, specs)
+    Xc = X - X.mean(0)
+    D = euclidean_distances(Xc, Xc, squared=True)
+    D = (D + D.T) * 0.5
+    for K, (_, params) in zip(stack, specs):
+        assert np.array_equal(K, np.exp(D * -params["gamma"]))
+        assert np.array_equal(K, K.T)
 
 
 OFFSET_SPECS = ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}),
@@ -274,7 +275,8 @@ def test_dataframes_are_accepted(stack):
 # ------------------------------------------------------------ combined kernel
 @pytest.mark.parametrize("used", [1, 2, 3])
 def test_combined_kernel_reads_only_the_kernels_in_use(stack, used):
-    """Sparse weights (at most SPARSE_WEIGHTS * M non-zero) take the axpy path; same K_mu."""
+    """Sparse weights (at most SPARSE_WEIGHTS * M non-zero) take the compiled sum of the
+    kernels in use; same K_mu."""
     weights = np.zeros(3)
     weights[:used] = [0.7, 0.2, 0.1][:used]
     before = stack.copy()
@@ -284,6 +286,16 @@ def test_combined_kernel_reads_only_the_kernels_in_use(stack, used):
     np.testing.assert_allclose(got, np.tensordot(weights, stack, axes=1), rtol=1e-14, atol=1e-15)
     np.testing.assert_array_equal(stack, before)
     assert (used <= SPARSE_WEIGHTS * 3) == (used == 1)  # both paths are exercised
+
+
+def test_combined_kernel_of_a_few_kernels_is_summed_block_by_block():
+    """The compiled sum of the kernels in use: several kernels, a last block that is partial."""
+    rng = np.random.default_rng(4)
+    stack = rng.standard_normal((8, 70, 70))  # 4,900 entries: blocks of 2,048, 2,048 and 804
+    weights = np.zeros(8)
+    weights[[1, 4, 6]] = [0.5, 1.5, -0.25]
+    expected = 0.5 * stack[1] + 1.5 * stack[4] - 0.25 * stack[6]
+    np.testing.assert_allclose(combine(stack, weights), expected, rtol=1e-14, atol=1e-14)
 
 
 def test_combined_kernel_of_zero_weights_is_zero(stack):

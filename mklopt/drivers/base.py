@@ -19,6 +19,7 @@ from ..certificates.gap import certificate, relative_gap
 from ..formulations import MKLData
 from ..results.result import Certificate, MKLResult, objective_scale, ranked_gap
 from ..certificates.fingerprint import kernel_fingerprint
+from ..kernels._blas import numpy_blas_only
 
 __all__ = ["Driver", "Step", "run", "INTERIOR_MIX"]
 
@@ -178,8 +179,17 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
     be made more precise while the weights no longer move stops with status
     ``"stalled"``. Ctrl-C after the first iteration returns the best pair so far
     with status ``"interrupted"``. The time limit is checked after every iteration, so it is
-    honoured to within one inner solve.
+    honoured to within one inner solve. Every BLAS library but NumPy's runs on one thread
+    meanwhile (:func:`~mklopt.kernels._blas.numpy_blas_only`: two bundled OpenBLAS, each
+    with its own threads, stall each other's calls when a loop alternates them).
     """
+    with numpy_blas_only():
+        return _loop(driver, tol=tol, max_iter=max_iter, time_limit=time_limit, callback=callback,
+                     progress=progress)
+
+
+def _loop(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None,
+          callback: Callable[[dict], object] | None, progress: bool) -> MKLResult:
     start = time.perf_counter()
     weights = driver.start()
     upper, lower = math.inf, -math.inf

@@ -10,7 +10,6 @@ weight norm** :math:`\\|\\mu\\|_p \\le 1` (block norm :math:`b = 2p/(p+1)`), as 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from typing import Any
 
 import numba
@@ -22,7 +21,7 @@ from .._validation import check_C
 from ..drivers.chunking import CACHE_MB
 from ..drivers.core_threads import core_threads, on_threads
 from ..exceptions import InvalidInputError
-from ..kernels._blas import single_blas_thread
+from ..kernels._blas import numpy_blas_only, single_blas_thread
 from ..regularizers import Regularizer
 from ._base import AUTO, MKLEstimatorBase
 
@@ -244,8 +243,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
             threads = max(1, threads // jobs)  # each class's parallel loops on its share of the cores
             if jobs > 1 and getattr(kernel_set, "lazy", False):  # the classes running at once share the column memory
                 options["cache_mb"] = CACHE_MB / jobs
-        # the core's steps want BLAS on one thread; the classes' threads cannot set it (kernels._blas)
-        with single_blas_thread() if self.driver_ == "chunking" else nullcontext():
+        # the core's steps want BLAS on one thread, the outer loops one threaded BLAS library;
+        # the classes' threads cannot set either (kernels._blas)
+        with single_blas_thread() if self.driver_ == "chunking" else numpy_blas_only():
             return Parallel(n_jobs=jobs, prefer="threads")(
                 delayed(on_threads)(threads, self._solve, kernel_set, np.where(y == c, 1.0, -1.0),
                                     "hinge", self.C, **options)
