@@ -1,18 +1,14 @@
-"""What every MKL estimator shares: kernels from specs, the solve, the stored model, prediction.
+"""What every MKL estimator shares: kernels from specs, the driver, the solve.
 
 The estimators take kernel *specifications* (``("rbf", {"gamma": 0.1})``,
 ``"linear"``, a callable ``k(X, Y)``) instead of kernel matrices, so ``X``
 stays an ordinary 2-D feature array and they work in
 :class:`~sklearn.model_selection.GridSearchCV` and
 :class:`~sklearn.pipeline.Pipeline`. Training kernels are built with
-:meth:`mklopt.KernelSet.from_data` and normalized; test kernels are evaluated
-against the support vectors only, with the training normalization. A fitted
-estimator keeps the support vectors' features and coefficients, the kernel
-weights and the normalization constants, never the training kernel stack.
-With ``rank=r`` the training kernels are low-rank factors
-(:meth:`~mklopt.KernelSet.from_data` with ``rank``, Nyström by default) and a
-fitted estimator keeps the fitted approximations and the :math:`R`-vector
-:math:`w = G^\\top c` instead (:class:`~mklopt.kernels.out_of_sample.FeatureMap`).
+:meth:`mklopt.KernelSet.from_data` and normalized (on the fly for the interleaved core
+where the dense stack would not fit); with ``rank=r`` they are low-rank factors
+(:meth:`~mklopt.KernelSet.from_data` with ``rank``, Nyström by default). What a fitted
+estimator keeps and how it predicts: :mod:`mklopt.estimators._model`.
 """
 
 from __future__ import annotations
@@ -26,8 +22,7 @@ import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import (check_consistent_length, check_is_fitted, column_or_1d,
-                                      validate_data)
+from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
 from ..weight_methods import METHODS as WEIGHT_METHODS
 from ..weight_methods import learn_weights
@@ -37,17 +32,17 @@ from .._validation import check_max_iter, check_tol
 from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
-from ..kernels import NORMALIZATIONS, KernelSet, kernel_stack
-from ..kernels._normalize import normalize_test
+from ..kernels import NORMALIZATIONS, KernelSet
 from ..kernels.approximate import APPROXIMATIONS
 from ..kernels.lazy import lazy_supported
 from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
 from ..regularizers.sets import Penalty
-from ..results.result import MKLResult, decision_values
+from ..results.result import MKLResult
 from .cost import choose_driver
-from .kernel_specs import diagonals, resolve_kernel_specs
-from .precomputed import PRECOMPUTED, check_normalization, prediction_stack, training_stack
+from ._model import StoredModel
+from .kernel_specs import resolve_kernel_specs
+from .precomputed import PRECOMPUTED, check_normalization, training_stack
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
            "check_rank"]
@@ -98,7 +93,7 @@ def driver_names(loss: str = "hinge") -> list[str]:
     return [EXACT, *sorted(usable), *two_stage]
 
 
-class MKLEstimatorBase(BaseEstimator):
+class MKLEstimatorBase(StoredModel, BaseEstimator):
     """Shared machinery; subclasses set the loss and the label handling."""
 
     def _loss_name(self) -> str:
@@ -283,45 +278,3 @@ class MKLEstimatorBase(BaseEstimator):
         self.n_iter_ = int(iterations[0]) if one else iterations
         self.result_ = results[0] if one else results
         return results
-
-    def _store(self, results: list[MKLResult], kernel_set: KernelSet, X: np.ndarray) -> None:
-        """Keep what prediction needs: support vectors, their coefficients, the normalization."""
-        coefs = [np.atleast_2d(np.asarray(r.dual_coef, dtype=float)) for r in results]
-        nonzero = np.any(np.abs(np.vstack(coefs)) > 0, axis=0)
-        self.support_ = np.flatnonzero(nonzero)
-        self._n_train = kernel_set.n
-        precomputed = self._precomputed()  # X is the stack: no feature vectors to keep
-        self.support_vectors_ = np.empty((0, kernel_set.n)) if precomputed else X[self.support_]
-        self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
-        diag = kernel_set._train_diag
-        self._train_diag = None if diag is None else diag[:, self.support_].copy()
-        self._coef = [np.asarray(r.dual_coef, dtype=float)[..., self.support_] for r in results]
-        self._biases = [r.bias for r in results]
-        self._weights = [np.asarray(r.weights, dtype=float) for r in results]
-        self._feature_map = None
-        if kernel_set.factored:  # prediction needs the map to G_m(x) and w = G'c, not the factors
-            self._feature_map, self._offsets = kernel_set.feature_map(), kernel_set.offsets.copy()
-            self._primal = [kernel_set.G.T @ np.asarray(r.dual_coef, dtype=float).T for r in results]
-
-    # ----------------------------------------------------------- predict
-    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
-        """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
-        T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
-        test_diag = diagonals(X, self.kernel_specs_) if self._train_diag is not None else None
-        return normalize_test(T, self._scales, self._train_diag, test_diag)
-
-    def _decision(self, X) -> np.ndarray:
-        """Decision values: one column per stored problem (or per class of a shared one)."""
-        check_is_fitted(self)
-        if self._precomputed():  # the test kernels against every training point
-            T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
-            T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
-        else:
-            X = validate_data(self, X, reset=False, dtype=np.float64)
-            if getattr(self, "_feature_map", None) is not None:
-                scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
-                          for w, v, b in zip(self._weights, self._primal, self._biases)]
-                return scores[0] if len(scores) == 1 else np.column_stack(scores)
-            T = self._test_kernels(X)
-        scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
-        return scores[0] if len(scores) == 1 else np.column_stack(scores)

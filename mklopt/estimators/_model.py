@@ -1,0 +1,69 @@
+"""What a fitted MKL estimator keeps, and how it predicts from it.
+
+A fitted estimator keeps the support vectors' features and coefficients, the kernel
+weights, the offsets and the normalization constants of the training kernels, never the
+training kernel stack: test kernels are evaluated against the support vectors only, with the
+training normalization. With low-rank factors (``rank=r``) it keeps the fitted feature map
+and the :math:`R`-vector :math:`w = G^\\top c` of each problem instead
+(:class:`~mklopt.kernels.out_of_sample.FeatureMap`); with ``kernels="precomputed"`` the test
+kernels come in ``X`` and are sliced to the support vectors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import KernelSet, kernel_stack
+from ..kernels._normalize import normalize_test
+from ..results.result import MKLResult, decision_values
+from .kernel_specs import diagonals
+from .precomputed import prediction_stack
+
+__all__ = ["StoredModel"]
+
+
+class StoredModel:
+    """The stored model of the MKL estimators (a mixin of :class:`~mklopt.estimators._base.MKLEstimatorBase`)."""
+
+    def _store(self, results: list[MKLResult], kernel_set: KernelSet, X: np.ndarray) -> None:
+        """Keep what prediction needs: support vectors, their coefficients, the normalization."""
+        coefs = [np.atleast_2d(np.asarray(r.dual_coef, dtype=float)) for r in results]
+        nonzero = np.any(np.abs(np.vstack(coefs)) > 0, axis=0)
+        self.support_ = np.flatnonzero(nonzero)
+        self._n_train = kernel_set.n
+        precomputed = self._precomputed()  # X is the stack: no feature vectors to keep
+        self.support_vectors_ = np.empty((0, kernel_set.n)) if precomputed else X[self.support_]
+        self._scales = np.asarray(kernel_set.scales, dtype=float).copy()
+        diag = kernel_set._train_diag
+        self._train_diag = None if diag is None else diag[:, self.support_].copy()
+        self._coef = [np.asarray(r.dual_coef, dtype=float)[..., self.support_] for r in results]
+        self._biases = [r.bias for r in results]
+        self._weights = [np.asarray(r.weights, dtype=float) for r in results]
+        self._feature_map = None
+        if kernel_set.factored:  # prediction needs the map to G_m(x) and w = G'c, not the factors
+            self._feature_map, self._offsets = kernel_set.feature_map(), kernel_set.offsets.copy()
+            self._primal = [kernel_set.G.T @ np.asarray(r.dual_coef, dtype=float).T for r in results]
+
+    # ----------------------------------------------------------- predict
+    def _test_kernels(self, X: np.ndarray) -> np.ndarray:
+        """Normalized kernels between ``X`` and the support vectors, shape (M, n_test, n_SV)."""
+        T = kernel_stack(X, self.kernel_specs_, self.support_vectors_)
+        test_diag = diagonals(X, self.kernel_specs_) if self._train_diag is not None else None
+        return normalize_test(T, self._scales, self._train_diag, test_diag)
+
+    def _decision(self, X) -> np.ndarray:
+        """Decision values: one column per stored problem (or per class of a shared one)."""
+        check_is_fitted(self)
+        if self._precomputed():  # the test kernels against every training point
+            T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
+            T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
+        else:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+            if getattr(self, "_feature_map", None) is not None:
+                scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
+                          for w, v, b in zip(self._weights, self._primal, self._biases)]
+                return scores[0] if len(scores) == 1 else np.column_stack(scores)
+            T = self._test_kernels(X)
+        scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
+        return scores[0] if len(scores) == 1 else np.column_stack(scores)
