@@ -298,6 +298,18 @@ def test_combined_kernel_of_a_few_kernels_is_summed_block_by_block():
     np.testing.assert_allclose(combine(stack, weights), expected, rtol=1e-14, atol=1e-14)
 
 
+def test_combined_kernel_of_a_few_large_kernels_is_summed_on_all_threads(monkeypatch):
+    from mklopt.kernels import products
+
+    monkeypatch.setattr(products, "PARALLEL_SUM", 4000)  # the threaded sum, on a small stack
+    rng = np.random.default_rng(5)
+    stack = rng.standard_normal((6, 90, 90))
+    weights = np.zeros(6)
+    weights[[0, 5]] = [2.0, 0.125]
+    np.testing.assert_allclose(combine(stack, weights), 2.0 * stack[0] + 0.125 * stack[5],
+                               rtol=1e-14, atol=1e-14)
+
+
 def test_combined_kernel_of_zero_weights_is_zero(stack):
     np.testing.assert_array_equal(combine(stack, np.zeros(3)), np.zeros(stack.shape[1:]))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._compile_lock import locked_cache
 
@@ -16,6 +16,10 @@ SPARSE_WEIGHTS = 0.5
 #: Entries of :math:`K_\\mu` summed at a time from the kernels in use (a block and its
 #: sources stay in the L1/L2 cache).
 SUM_BLOCK = 2048
+#: Entries of :math:`K_\\mu` from which its blocks are summed on all of numba's threads (a
+#: kernel of 2,048 points and up: one pass then takes milliseconds, and memory bandwidth
+#: grows with the cores).
+PARALLEL_SUM = 2**22
 
 
 def combine(stack: np.ndarray, weights: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -51,8 +55,21 @@ def combine(stack: np.ndarray, weights: np.ndarray, out: np.ndarray | None = Non
     if used.size == 0 or used.size > SPARSE_WEIGHTS * M:
         np.dot(weights, flat, out=buffer)
         return out
-    _weighted_sum(flat, used, weights[used], buffer)
+    add = _weighted_sum_parallel if buffer.size >= PARALLEL_SUM else _weighted_sum
+    add(flat, used, weights[used], buffer)
     return out
+
+
+@locked_cache
+@njit(cache=True, nogil=True, inline="always")
+def _sum_block(flat, used, weights, out, start, stop):
+    first, w = flat[used[0]], weights[0]
+    for e in range(start, stop):
+        out[e] = w * first[e]
+    for k in range(1, used.shape[0]):
+        source, w = flat[used[k]], weights[k]
+        for e in range(start, stop):
+            out[e] += w * source[e]
 
 
 @locked_cache
@@ -61,14 +78,17 @@ def _weighted_sum(flat, used, weights, out):
     """``out = sum_k weights[k] * flat[used[k]]``, :data:`SUM_BLOCK` entries at a time."""
     size = out.shape[0]
     for start in range(0, size, SUM_BLOCK):
-        stop = min(start + SUM_BLOCK, size)
-        first, w = flat[used[0]], weights[0]
-        for e in range(start, stop):
-            out[e] = w * first[e]
-        for k in range(1, used.shape[0]):
-            source, w = flat[used[k]], weights[k]
-            for e in range(start, stop):
-                out[e] += w * source[e]
+        _sum_block(flat, used, weights, out, start, min(start + SUM_BLOCK, size))
+
+
+@locked_cache
+@njit(cache=True, nogil=True, parallel=True)
+def _weighted_sum_parallel(flat, used, weights, out):
+    """:func:`_weighted_sum` with the blocks shared by numba's threads."""
+    size = out.shape[0]
+    for b in prange((size + SUM_BLOCK - 1) // SUM_BLOCK):
+        start = b * SUM_BLOCK
+        _sum_block(flat, used, weights, out, start, min(start + SUM_BLOCK, size))
 
 
 def quadratic_terms(stack: np.ndarray, coef: np.ndarray,
