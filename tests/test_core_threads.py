@@ -7,6 +7,13 @@ each class is certified against the dense kernels by :func:`mklopt.certify`.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numba
 import numpy as np
 import pytest
@@ -178,6 +185,96 @@ def test_outer_loops_run_every_blas_library_but_numpys_on_one_thread():
     assert _threads_by_library() == before
     if others is not None:  # NumPy's is never limited by it
         assert len(limited) == len(before) - 1
+
+
+def _run_fresh(code: str, folder) -> dict:
+    """The JSON that ``code`` prints last, run in a fresh interpreter on the mklopt under test
+    (threadpoolctl's controlling thread is the first one that sets a limit in a process)."""
+    package_root = str(Path(mklopt.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_outer_loop_on_a_worker_thread_limits_the_other_blas_libraries_too(tmp_path):
+    """A Dask worker runs its fits on a thread of its own, the first to set BLAS limits in
+    that process: the other libraries go to one thread there too, and come back after."""
+    code = textwrap.dedent("""
+        import json, threading
+        import numpy as np
+        from threadpoolctl import threadpool_info
+        import mklopt
+        from mklopt.kernels._blas import _other_blas
+
+        def counts():
+            return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
+                    if lib["user_api"] == "blas"}
+
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((60, 3))
+        y = np.where(X[:, 0] > 0, 1.0, -1.0)
+        before, seen = counts(), []
+
+        def work():  # everything on the worker's thread, as a Dask task's fit
+            kernels = mklopt.KernelSet.from_data(X, [("rbf", {"gamma": 0.5}), "linear"])
+            mklopt.fit(kernels, y, "cutting_plane", tol=1e-3, callback=lambda r: seen.append(counts()))
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        others = _other_blas()
+        limited = [] if others is None else [lib.filepath for lib in others.lib_controllers]
+        print(json.dumps({"before": before, "inside": seen[0], "after": counts(), "limited": limited}))
+    """)
+    report = _run_fresh(code, tmp_path)
+    expected = {path: 1 if path in report["limited"] else count for path, count in report["before"].items()}
+    assert report["inside"] == expected
+    assert report["after"] == report["before"]
+
+
+def test_overlapping_limits_of_two_worker_threads_leave_nothing_behind(tmp_path):
+    """Thread A sets the limit, B runs under it; whichever ends first, the counts are back
+    at the end (a restore from a thread that did not set the limit would be ignored)."""
+    code = textwrap.dedent("""
+        import json, threading
+        from threadpoolctl import threadpool_info
+        import mklopt
+        from mklopt.kernels._blas import numpy_blas_only
+
+        def counts():
+            return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
+                    if lib["user_api"] == "blas"}
+
+        before, out = counts(), {}
+        for first_out in ("A", "B"):
+            a_in, b_in, a_out, b_out = (threading.Event() for _ in range(4))
+
+            def a():
+                with numpy_blas_only():
+                    a_in.set()
+                    b_in.wait(60)
+                    if first_out == "B":
+                        b_out.wait(60)
+                a_out.set()
+
+            def b():
+                a_in.wait(60)
+                with numpy_blas_only():
+                    b_in.set()
+                    if first_out == "A":
+                        a_out.wait(60)
+                b_out.set()
+
+            threads = [threading.Thread(target=f) for f in (a, b)]
+            [t.start() for t in threads]
+            [t.join(60) for t in threads]
+            out[first_out] = counts()
+        print(json.dumps({"before": before, **out}))
+    """)
+    report = _run_fresh(code, tmp_path)
+    assert report["A"] == report["B"] == report["before"]
 
 
 def test_classes_side_by_side_run_on_one_blas_thread_and_leave_it_as_it_was(monkeypatch):

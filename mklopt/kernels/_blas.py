@@ -1,4 +1,4 @@
-"""BLAS thread limits, set and restored by the main thread only.
+"""BLAS thread limits, held process-wide and restored by the context that set them.
 
 Two limits:
 
@@ -18,11 +18,16 @@ threadpoolctl sets the thread count of a pthreads OpenBLAS for the whole process
 pool serves every thread), and threadpoolctl (3.8 here) lets only the first thread that
 sets it control it: limits set in other threads silently do nothing. When each one-vs-rest
 class, fitted on its own thread, limited BLAS and restored "the original", the process
-could be left at one BLAS thread for good. So a limit is set and restored by the
-main thread (around the whole multiclass fit as well as around each step or loop), and a
-worker thread's request is left to the main thread's limit. Inside a limit the main thread
-already holds, a nested request of the same limit does nothing either (setting a limit
-costs ~35 µs, once per weight step of the interleaved core otherwise).
+could be left at one BLAS thread for good. So each limit is held process-wide, under one
+lock: a context that finds it unset sets it, and the same context restores it when it
+ends (threadpoolctl would ignore a restore from another thread); contexts that find it set
+only run under it (nested ones, other threads'), and run on without it if the one that set
+it ends first. :func:`single_blas_thread` is, besides, set by the main thread only (around
+the whole multiclass fit as well as around each step): a worker thread's request is left
+to the main thread's limit. :func:`numpy_blas_only` may be set from any thread (a Dask
+worker runs its fits on a thread of its own); where another thread controls the
+libraries, the request does nothing. Setting a limit costs ~35 µs, once per weight step of
+the interleaved core otherwise.
 """
 
 from __future__ import annotations
@@ -70,32 +75,38 @@ def single_blas_thread() -> AbstractContextManager:
     """A context in which BLAS runs on one thread: small dense work (order ~100) runs
     several times faster than with threads that wait for each other.
 
-    In the main thread it limits BLAS and restores its thread count on exit; in any
-    other thread it does nothing (the main thread's limit, if any, holds there too).
+    In the main thread it limits BLAS, unless a limit is held already, and restores the
+    thread counts when it ends; in any other thread it does nothing (the main thread's
+    limit, if any, holds there too).
     """
-    if threading.current_thread() is not threading.main_thread() or _held["single"]:
+    if threading.current_thread() is not threading.main_thread():
         return nullcontext()
-    return _limited("single", _blas_controller())
+    return _shared_limit("single", _blas_controller())
 
 
 def numpy_blas_only() -> AbstractContextManager:
     """A context in which every BLAS library but NumPy's runs on one thread (see the module
-    docstring); in any thread but the main one, or with only one BLAS loaded, it does nothing."""
-    if threading.current_thread() is not threading.main_thread() or _held["others"] or _held["single"]:
-        return nullcontext()
+    docstring); with only one BLAS loaded it does nothing."""
     others = _other_blas()
-    return nullcontext() if others is None else _limited("others", others)
+    return nullcontext() if others is None else _shared_limit("others", others)
 
 
-#: Which limits the main thread holds now.
-_held = {"single": False, "others": False}
+#: The lock, and of each limit held: threadpoolctl's limiter and the context that set it.
+_lock = threading.Lock()
+_limiters: dict = {}
 
 
 @contextmanager
-def _limited(name: str, controller) -> Iterator[None]:
-    with controller.limit(limits=1):
-        _held[name] = True
-        try:
-            yield
-        finally:
-            _held[name] = False
+def _shared_limit(name: str, controller) -> Iterator[None]:
+    me = object()  # this context (a nested one in the same thread is another)
+    with _lock:
+        if name not in _limiters:
+            _limiters[name] = (controller.limit(limits=1), me)
+    try:
+        yield
+    finally:
+        with _lock:
+            limiter, owner = _limiters.get(name, (None, None))
+            if owner is me:  # only the thread that set a limit can restore it (threadpoolctl)
+                del _limiters[name]
+                limiter.restore_original_limits()
