@@ -132,13 +132,26 @@ def _blas_threads() -> list[int]:
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 
-def test_blas_limit_is_set_and_restored_by_the_main_thread_only():
-    """threadpoolctl lets one thread control a pthreads OpenBLAS; a limit set by a class's thread
-    could be left in place for the rest of the process."""
+def _run_fresh(code: str, folder) -> dict:
+    """The JSON that ``code`` prints last, run in a fresh interpreter on the mklopt under test
+    (threadpoolctl's controlling thread is the first one that sets a limit in a process)."""
+    package_root = str(Path(mklopt.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_blas_limit_is_restored_and_another_thread_cannot_move_it():
+    """threadpoolctl lets one thread control a pthreads OpenBLAS (the first that sets a limit);
+    a limit requested by another thread changes nothing, and none is left in place."""
     import threading
 
     from mklopt.kernels._blas import single_blas_thread
 
+    with single_blas_thread():  # the main thread controls BLAS from here on, in any test order
+        pass
     before, seen = _blas_threads(), {}
 
     def worker():
@@ -156,6 +169,35 @@ def test_blas_limit_is_set_and_restored_by_the_main_thread_only():
     assert seen["worker"] == before
     assert seen["main"] == seen["nested"] == seen["after nested"] == [1] * len(before)
     assert _blas_threads() == before
+
+
+def test_a_fit_on_a_worker_thread_limits_blas_there(tmp_path):
+    """A Dask worker fits on a thread of its own, the first to set a limit in its process:
+    the interleaved core's steps run there on one BLAS thread, restored after."""
+    code = textwrap.dedent("""
+        import json, threading
+        import numpy as np
+        from threadpoolctl import threadpool_info
+        import mklopt
+        from mklopt.drivers import chunking
+
+        def counts():
+            return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+        before, seen = counts(), []
+        step = chunking.Chunking._step
+        chunking.Chunking._step = lambda self, w: (seen.append(counts()), step(self, w))[1]
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((80, 3))
+        y = np.where(X[:, 0] > 0, 1, -1)
+        thread = threading.Thread(target=lambda: mklopt.MKLClassifier(driver="chunking").fit(X, y))
+        thread.start()
+        thread.join()
+        print(json.dumps({"before": before, "inside": seen[0], "after": counts()}))
+    """)
+    report = _run_fresh(code, tmp_path)
+    assert report["inside"] == [1] * len(report["before"])
+    assert report["after"] == report["before"]
 
 
 def _threads_by_library() -> dict:
@@ -185,17 +227,6 @@ def test_outer_loops_run_every_blas_library_but_numpys_on_one_thread():
     assert _threads_by_library() == before
     if others is not None:  # NumPy's is never limited by it
         assert len(limited) == len(before) - 1
-
-
-def _run_fresh(code: str, folder) -> dict:
-    """The JSON that ``code`` prints last, run in a fresh interpreter on the mklopt under test
-    (threadpoolctl's controlling thread is the first one that sets a limit in a process)."""
-    package_root = str(Path(mklopt.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env=env, cwd=folder)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_an_outer_loop_on_a_worker_thread_limits_the_other_blas_libraries_too(tmp_path):

@@ -22,12 +22,11 @@ could be left at one BLAS thread for good. So each limit is held process-wide, u
 lock: a context that finds it unset sets it, and the same context restores it when it
 ends (threadpoolctl would ignore a restore from another thread); contexts that find it set
 only run under it (nested ones, other threads'), and run on without it if the one that set
-it ends first. :func:`single_blas_thread` is, besides, set by the main thread only (around
-the whole multiclass fit as well as around each step): a worker thread's request is left
-to the main thread's limit. :func:`numpy_blas_only` may be set from any thread (a Dask
-worker runs its fits on a thread of its own); where another thread controls the
-libraries, the request does nothing. Setting a limit costs ~35 µs, once per weight step of
-the interleaved core otherwise.
+it ends first. The estimators hold it around a whole multiclass fit, so that the classes'
+threads run under the main thread's limit. Any thread may set one (a Dask worker runs its
+fits on a thread of its own); where another thread controls the libraries, the request
+does nothing. Setting a limit costs ~35 µs, once per weight step of the interleaved core
+otherwise.
 """
 
 from __future__ import annotations
@@ -75,12 +74,8 @@ def single_blas_thread() -> AbstractContextManager:
     """A context in which BLAS runs on one thread: small dense work (order ~100) runs
     several times faster than with threads that wait for each other.
 
-    In the main thread it limits BLAS, unless a limit is held already, and restores the
-    thread counts when it ends; in any other thread it does nothing (the main thread's
-    limit, if any, holds there too).
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return nullcontext()
+    It limits BLAS, unless a limit is held already, and restores the thread counts when it
+    ends (see the module docstring for other threads)."""
     return _shared_limit("single", _blas_controller())
 
 
