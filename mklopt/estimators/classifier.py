@@ -244,7 +244,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
             if jobs > 1 and getattr(kernel_set, "lazy", False):  # the classes running at once share the column memory
                 options["cache_mb"] = CACHE_MB / jobs
         # the core's steps want BLAS on one thread, the outer loops one threaded BLAS library;
-        # the classes' threads cannot set either (kernels._blas)
+        # set here, the classes' threads run under it (kernels._blas)
         with single_blas_thread() if self.driver_ == "chunking" else numpy_blas_only():
             return Parallel(n_jobs=jobs, prefer="threads")(
                 delayed(on_threads)(threads, self._solve, kernel_set, np.where(y == c, 1.0, -1.0),
