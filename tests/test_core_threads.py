@@ -126,10 +126,15 @@ def test_auto_picks_the_core_earlier_for_classes_side_by_side(monkeypatch):
     assert all(r.rel_gap <= 1e-4 for r in threaded.result_ + one_at_a_time.result_)
 
 
-def _blas_threads() -> list[int]:
+def _threads_by_library() -> dict:
+    """Each loaded BLAS library's thread count, by file."""
     from threadpoolctl import threadpool_info
 
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
+def _blas_threads() -> list[int]:
+    return list(_threads_by_library().values())
 
 
 def _run_fresh(code: str, folder) -> dict:
@@ -198,12 +203,6 @@ def test_a_fit_on_a_worker_thread_limits_blas_there(tmp_path):
     report = _run_fresh(code, tmp_path)
     assert report["inside"] == [1] * len(report["before"])
     assert report["after"] == report["before"]
-
-
-def _threads_by_library() -> dict:
-    from threadpoolctl import threadpool_info
-
-    return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
 
 def test_outer_loops_run_every_blas_library_but_numpys_on_one_thread():
