@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
+from mklopt.kernels._rows import squared_distances
 from mklopt.kernels._scan import max_asymmetry, scan_stack
 from mklopt.kernels._stack import OwnedStack, sketch_vectors, symmetrize_matrix
 from mklopt.kernels.products import SPARSE_WEIGHTS, combine
@@ -133,6 +135,43 @@ def test_training_rbf_kernels_are_numpys_exp_of_the_symmetrized_distances():
     for K, (_, params) in zip(stack, specs):
         assert np.array_equal(K, np.exp(D * -params["gamma"]))
         assert np.array_equal(K, K.T)
+
+
+@pytest.mark.parametrize("n", [10, 150, 301])
+def test_squared_distances_by_row_blocks_are_scikit_learns(monkeypatch, n):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)  # up to 4 blocks on any machine
+    rng = np.random.default_rng(n)
+    X, Y = rng.standard_normal((n, 5)) + 30.0, rng.standard_normal((7, 5)) + 30.0
+    D = squared_distances(X, X)
+    assert np.array_equal(D, euclidean_distances(X, X, squared=True))
+    assert np.all(np.diag(D) == 0.0) and D.min() >= 0.0
+    assert np.array_equal(squared_distances(X, Y), euclidean_distances(X, Y, squared=True))
+
+
+def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch):
+    """No BLAS thread is left spinning by a build: the fit's own threads come next."""
+    import sklearn.metrics.pairwise as pairwise
+    from threadpoolctl import threadpool_info
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels: linear by row blocks
+    calls = []
+
+    def spy(function):
+        def called(A, B=None, *args, **kwargs):
+            threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+            calls.append((function.__name__, A.shape[0], B.shape[0], threads))
+            return function(A, B, *args, **kwargs)
+        return called
+
+    for name in ("euclidean_distances", "pairwise_kernels"):
+        monkeypatch.setattr(pairwise, name, spy(getattr(pairwise, name)))
+    X = np.random.default_rng(0).standard_normal((300, 6))
+    stack = mklopt.kernel_stack(X, ["linear", ("rbf", {"gamma": 0.1})])
+    for name in ("euclidean_distances", "pairwise_kernels"):
+        blocks = [call for call in calls if call[0] == name]
+        assert len(blocks) == 4 and sum(rows for _, rows, _, _ in blocks) == 300
+        assert all(columns == 300 and threads <= {1} for _, _, columns, threads in blocks)
+    np.testing.assert_allclose(stack[0], X @ X.T, rtol=1e-13, atol=1e-13)
 
 
 OFFSET_SPECS = ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}),

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
+from ._rows import by_row_blocks, squared_distances
 from ._symmetric import symmetrize_tiles
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
@@ -128,7 +129,7 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     Notes
     -----
     RBF specs with an explicit ``gamma`` share one matrix of squared
-    distances (scikit-learn's ``euclidean_distances``):
+    distances (scikit-learn's ``euclidean_distances``, by row blocks on all cores):
     :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``; a training
     kernel is then made exactly symmetric, :math:`\\tfrac12(K_m + K_m^\\top)` (the GEMM
     inside leaves :math:`D` a few units of roundoff from symmetric).
@@ -139,7 +140,9 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     are clipped at 0 and the diagonal of a training kernel is exact. With at least as
     many kernels as cores they are built side by side, each on one core (its BLAS on one
     thread); with fewer, the kernels BLAS makes (linear, polynomial, ...) are built one at a
-    time on all of BLAS's threads. A callable runs in the calling thread.
+    time, by row blocks on all cores (:mod:`~mklopt.kernels._rows`: BLAS's own threads would
+    go on spinning after the build), shift-invariant ones without an explicit ``gamma`` whole.
+    A callable runs in the calling thread.
     """
     return build_stack(X, specs, Y)[0]
 
@@ -148,8 +151,6 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
                 finish: Callable[[int, np.ndarray], Any] | None = None) -> tuple[np.ndarray, list]:
     """:func:`kernel_stack` and ``[finish(m, K_m) for each m]``, each call made on kernel m's
     thread right after it was built, while it is in cache (None without ``finish``)."""
-    from sklearn.metrics.pairwise import euclidean_distances
-
     from ._stack import map_kernels
 
     X = np.asarray(X, dtype=float)
@@ -170,7 +171,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     gammas = [_rbf_gamma(spec) for spec in specs]
     # one matrix of squared distances for all RBF kernels; made exactly symmetric once (the GEMM
     # inside leaves it a few units of roundoff from it), so that NumPy's vectorized exp of it is
-    distances = None if all(g is None for g in gammas) else euclidean_distances(Xc, Yc, squared=True)
+    distances = None if all(g is None for g in gammas) else squared_distances(Xc, Yc)
     if distances is not None and same:
         symmetrize_tiles(distances)
 
@@ -179,12 +180,17 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
             return _evaluated(specs[m], lambda: specs[m](X, Y))
         return _evaluated(specs[m], lambda: _named(parsed[m], X, Y, Xc, Yc))
 
-    # here, one at a time: user code, and BLAS-made kernels when fewer than the cores (BLAS's threads
-    # then serve each; in the pool every kernel's BLAS runs on one thread)
-    here = [parsed[m] is None or callable(parsed[m][0]) or (gammas[m] is None and len(specs) < _cores())
+    # here, one at a time: user code; with fewer kernels than cores, the others by row blocks on
+    # all cores (shift-invariant ones whole: their training diagonal is exact only so)
+    few = len(specs) < _cores()
+    here = [parsed[m] is None or callable(parsed[m][0]) or (gammas[m] is None and few)
             for m in range(len(specs))]
     for m in np.flatnonzero(here):
-        out[m] = evaluated(m)
+        if parsed[m] is None or callable(parsed[m][0]) or parsed[m][0] in SHIFT_INVARIANT:
+            out[m] = evaluated(m)
+        else:
+            by_row_blocks(lambda rows, m=m: _evaluated(specs[m], lambda: _named(parsed[m], X[rows], Y, None, None)),
+                          out[m])
 
     def build(m: int) -> Any:
         if gammas[m] is not None:
