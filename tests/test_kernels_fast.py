@@ -137,6 +137,16 @@ def test_training_rbf_kernels_are_numpys_exp_of_the_symmetrized_distances():
         assert np.array_equal(K, K.T)
 
 
+@pytest.mark.parametrize("spec", ["rbf", ("rbf", {}), ("rbf", {"gamma": None})])
+def test_rbf_kernels_of_scikit_learns_default_gamma_share_the_distances(spec):
+    X, _ = load_digits(return_X_y=True)
+    X = X[:300] / 16.0 + 50.0
+    K = mklopt.kernel_stack(X, [spec, ("rbf", {"gamma": 1.0 / X.shape[1]})])
+    assert np.array_equal(K[0], K[1])  # the same shared distances, the same gamma
+    assert np.array_equal(K[0], K[0].T) and np.all(np.diag(K[0]) == 1.0)
+    np.testing.assert_allclose(K[0], rbf_kernel(X - X.mean(0)), rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("n", [10, 150, 301])
 def test_squared_distances_by_row_blocks_are_scikit_learns(monkeypatch, n):
     monkeypatch.setattr(os, "cpu_count", lambda: 4)  # up to 4 blocks on any machine

@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._stack import map_kernels
+
 __all__ = ["by_row_blocks", "squared_distances"]
 
 #: Fewest rows in a block (a block's product must outweigh handing it to a thread).
@@ -29,8 +31,6 @@ MIN_ROWS = 64
 def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.ndarray:
     """``out[r] = rows(r)`` for a few row blocks ``r`` of ``out``, on all cores, with BLAS on
     one thread in each."""
-    from ._stack import map_kernels
-
     n = out.shape[0]
     blocks = max(1, min(os.cpu_count() or 1, n // MIN_ROWS))
     edges = np.linspace(0, n, blocks + 1).astype(int)

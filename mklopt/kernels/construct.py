@@ -128,8 +128,8 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
 
     Notes
     -----
-    RBF specs with an explicit ``gamma`` share one matrix of squared
-    distances (scikit-learn's ``euclidean_distances``, by row blocks on all cores):
+    RBF specs (scikit-learn's default :math:`\\gamma = 1/d` where a spec gives none) share one
+    matrix of squared distances (scikit-learn's ``euclidean_distances``, by row blocks on all cores):
     :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``; a training
     kernel is then made exactly symmetric, :math:`\\tfrac12(K_m + K_m^\\top)` (the GEMM
     inside leaves :math:`D` a few units of roundoff from symmetric).
@@ -141,7 +141,7 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     many kernels as cores they are built side by side, each on one core (its BLAS on one
     thread); with fewer, the kernels BLAS makes (linear, polynomial, ...) are built one at a
     time, by row blocks on all cores (:mod:`~mklopt.kernels._rows`: BLAS's own threads would
-    go on spinning after the build), shift-invariant ones without an explicit ``gamma`` whole.
+    go on spinning after the build); the Laplacian kernel whole.
     A callable runs in the calling thread.
     """
     return build_stack(X, specs, Y)[0]
@@ -168,29 +168,31 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     same = Y is X
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
-    gammas = [_rbf_gamma(spec) for spec in specs]
+    gammas = [_rbf_gamma(spec, X.shape[1]) for spec in specs]
     # one matrix of squared distances for all RBF kernels; made exactly symmetric once (the GEMM
     # inside leaves it a few units of roundoff from it), so that NumPy's vectorized exp of it is
     distances = None if all(g is None for g in gammas) else squared_distances(Xc, Yc)
     if distances is not None and same:
         symmetrize_tiles(distances)
 
-    def evaluated(m: int) -> np.ndarray:
+    def evaluated(m: int, rows: slice | None = None) -> np.ndarray:
+        """Kernel m, or its rows ``rows`` (a named kernel only)."""
         if parsed[m] is None:
             return _evaluated(specs[m], lambda: specs[m](X, Y))
-        return _evaluated(specs[m], lambda: _named(parsed[m], X, Y, Xc, Yc))
+        Xr, Xcr = (X, Xc) if rows is None else (X[rows], Xc[rows])  # the whole X itself: see Yc
+        return _evaluated(specs[m], lambda: _named(parsed[m], Xr, Y, Xcr, Yc))
 
-    # here, one at a time: user code; with fewer kernels than cores, the others by row blocks on
-    # all cores (shift-invariant ones whole: their training diagonal is exact only so)
+    # here, one at a time: user code, and with fewer kernels than cores the other kernels BLAS
+    # makes, each split by rows over the cores (the Laplacian whole: its training diagonal is
+    # exact only so)
+    user = [parsed[m] is None or callable(parsed[m][0]) for m in range(len(specs))]
     few = len(specs) < _cores()
-    here = [parsed[m] is None or callable(parsed[m][0]) or (gammas[m] is None and few)
-            for m in range(len(specs))]
+    here = [user[m] or (few and gammas[m] is None) for m in range(len(specs))]
     for m in np.flatnonzero(here):
-        if parsed[m] is None or callable(parsed[m][0]) or parsed[m][0] in SHIFT_INVARIANT:
+        if user[m] or parsed[m][0] in SHIFT_INVARIANT:
             out[m] = evaluated(m)
         else:
-            by_row_blocks(lambda rows, m=m: _evaluated(specs[m], lambda: _named(parsed[m], X[rows], Y, None, None)),
-                          out[m])
+            by_row_blocks(lambda rows, m=m: evaluated(m, rows), out[m])
 
     def build(m: int) -> Any:
         if gammas[m] is not None:
@@ -255,14 +257,19 @@ def _is_real(value: Any) -> bool:
         and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
 
 
-def _rbf_gamma(spec: KernelSpec) -> float | None:
-    """``gamma`` of an RBF spec with an explicit positive gamma (computed from shared distances), else None."""
+def _rbf_gamma(spec: KernelSpec, d: int) -> float | None:
+    """``gamma`` of an RBF spec on ``d`` features (scikit-learn's default ``1 / d`` where it
+    gives none; computed from the shared distances), else None."""
+    if isinstance(spec, str):
+        spec = (spec, {})
     if callable(spec) or not isinstance(spec, (tuple, list)) or len(spec) != 2:
         return None
     metric, params = spec
-    if metric != "rbf" or not isinstance(params, dict) or set(params) != {"gamma"}:
+    if metric != "rbf" or not isinstance(params, dict) or not set(params) <= {"gamma"}:
         return None
-    gamma = params["gamma"]
+    gamma = params.get("gamma")
+    if gamma is None:
+        return 1.0 / d
     return float(gamma) if isinstance(gamma, (int, float)) and gamma > 0 else None
 
 
