@@ -10,8 +10,9 @@ A newcomer's session on scikit-learn's 10-class digits (1,257 training points,
    and the same with ``n_jobs=1`` (one class at a time), against
    ``SVC(kernel="rbf", C=C)`` (its own one-vs-one, libsvm's ``tol=1e-3``; 5 fits a round,
    as one takes a few hundredths of a second). Each row is the median over ``--repeat``
-   rounds (default 5), the models in turn in each round, after one untimed default fit. Target: ≤ 10× the SVC,
-   certified (the largest certified relative gap over the classes is printed).
+   rounds (default 5), the models in turn in each round, after one untimed default fit.
+   Target: ≤ 10× the SVC, certified (the largest certified relative gap over the classes
+   is printed).
 2. **A grid search**: ``GridSearchCV`` over C ∈ {0.1, 1, 10, 100}, cv = 3, for both.
    Target: ≤ 60 s for the MKL search on a 2-core machine.
 
