@@ -16,9 +16,9 @@ import numpy as np
 from ..exceptions import InvalidInputError
 from ..kernels.column_cache import new_cache
 from ..kernels.columns import LAZY, RBF
-from ..kernels.rbf_table import NO_TABLE, rbf_table
+from ..kernels.rbf_table import NO_TABLE, kernel_table, rbf_table
 
-__all__ = ["CACHE_MB", "column_caches", "rbf_table_of"]
+__all__ = ["CACHE_MB", "column_caches", "rbf_table_of", "shared_kernel_table"]
 
 #: Default memory for cached kernel columns, in MB.
 CACHE_MB = 256.0
@@ -60,3 +60,18 @@ def rbf_table_of(oracle: tuple) -> tuple:
     offset = int(views[np.argmax(counts)])
     n = rowscale.shape[1]
     return rbf_table(oracle[6][offset:offset + n], params[:, 0], candidates & (offsets == offset), offset)
+
+
+def shared_kernel_table(kernels, oracle: tuple, table: tuple) -> tuple:
+    """The per-kernel table of kernels on the fly (:func:`~mklopt.kernels.rbf_table.kernel_table`),
+    built once per kernel set and shared by every solver on it.
+
+    It depends on the kernels, not on the weights or the labels, and is only read: the
+    classes of a one-vs-rest fit, side by side on the cores, then read one copy (7 MB for
+    50 kernels on letter) instead of one each, which would not fit the shared cache together.
+    """
+    cached = getattr(kernels, "_kernel_table", None)
+    if cached is None or cached[2].shape != table[2].shape or not np.array_equal(cached[2], table[2]):
+        cached = kernel_table(table, oracle[8][:, 0], oracle[10])
+        kernels._kernel_table = cached
+    return cached

@@ -42,11 +42,12 @@ from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..kernels.column_cache import reset_cache
-from ..kernels.columns import LAZY, add_columns, kernel_diagonals, oracle_of, product_length
+from ..kernels.columns import (LAZY, add_columns, add_columns_into, kernel_diagonals, oracle_of, product_length,
+                               update_scratch)
 from ..kernels._blas import single_blas_thread
-from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table, kernel_table
+from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table
 from ..results.result import Certificate
-from ._core_memory import CACHE_MB, column_caches, rbf_table_of
+from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_table
 from ._smo import shrink, smo_chunk
 from ._smo import violation as smo_violation
 from .base import Driver, Step
@@ -121,8 +122,9 @@ class Chunking(Driver):
         # the outputs share the weights: K_mu columns serve all of them within a step
         self.dots, self.cache = column_caches(data.kernels, cache_mb, views, self.Q * T)
         self.table = rbf_table_of(self.oracle)
-        self.ktable = NO_KERNEL_TABLE if self.oracle[0] != LAZY else kernel_table(
-            self.table, self.oracle[8][:, 0], self.oracle[10])
+        lazy = self.oracle[0] == LAZY
+        self.ktable = shared_kernel_table(data.kernels, self.oracle, self.table) if lazy else NO_KERNEL_TABLE
+        self.scratch = update_scratch(self.oracle, self.ktable) if lazy else None
         self.diag = kernel_diagonals(data.kernels)
         self.bases = [form.base for form in self.forms]
         self.betas = [np.zeros(form.start.size) for form in self.forms]
@@ -169,7 +171,11 @@ class Chunking(Driver):
         """Bring one output's per-kernel gradients up to date with the chunk's changes of w."""
         k = int(self.count[0])
         index = self.count[1:k + 1].copy()
-        add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, threads)
+        if self.scratch is None:
+            add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, threads)
+        else:
+            add_columns_into(self.oracle, self.dots, index, self.delta[index], G, self.ktable, self.scratch,
+                             threads)
         self.delta[index] = 0.0
         self.touched[index] = False
         self.count[0] = 0

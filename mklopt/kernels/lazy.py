@@ -118,6 +118,8 @@ class LazyKernelSet(KernelSet):
         self.clipped: dict[str, float] = {}
         self._train_diag = base if normalization == "spherical" else None
         self._sketch: np.ndarray | None = None
+        #: The interleaved core's per-kernel table, built by its first solver on these kernels.
+        self._kernel_table: tuple | None = None
 
     @property
     def K(self) -> np.ndarray:
