@@ -287,7 +287,8 @@ def test_gradient_updates_from_the_shared_basis_match_the_exact_kernels(count, r
     close widths R < M, every kernel is still reproduced to ~1e-12 of the update's size."""
     from mklopt.drivers._core_memory import rbf_table_of as _table
     from mklopt.kernels.column_cache import new_cache
-    from mklopt.kernels.columns import add_columns, oracle_of
+    from mklopt.kernels.columns import oracle_of
+    from mklopt.kernels.gradient_updates import add_columns
     from mklopt.kernels.rbf_table import NO_KERNEL_TABLE, kernel_table
 
     rng = np.random.default_rng(5)

@@ -18,7 +18,8 @@ from mklopt.drivers import _smo
 from mklopt.drivers._core_memory import rbf_table_of as _table
 from mklopt.kernels import KernelSet
 from mklopt.kernels.column_cache import new_cache
-from mklopt.kernels.columns import add_columns, dot_column, oracle_of
+from mklopt.kernels.columns import dot_column, oracle_of
+from mklopt.kernels.gradient_updates import add_columns
 from mklopt.kernels.kmu_columns import combined_column
 from mklopt.kernels.rbf_table import NO_TABLE, fill_table, kernel_table
 from mklopt.losses import as_loss

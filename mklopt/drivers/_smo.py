@@ -24,7 +24,7 @@ valid while μ is fixed) and changes :math:`\\hat g` by
 :math:`\\lambda(K_\\mu[:, r_i] - K_\\mu[:, r_j])`; the change of :math:`w` is
 accumulated in ``delta`` over the touched points so that the per-kernel
 gradients can be brought up to date once per chunk
-(:func:`mklopt.kernels.columns.add_columns`).
+(:func:`mklopt.kernels.gradient_updates.add_columns`).
 
 **Shrinking** (libsvm's heuristic, Chang & Lin 2011, Sect. 5.1): at the start of a
 chunk, :func:`shrink` sets aside the variables at a bound that cannot join a pair:

@@ -42,8 +42,8 @@ from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from ..kernels.column_cache import reset_cache
-from ..kernels.columns import (LAZY, add_columns, add_columns_into, kernel_diagonals, oracle_of, product_length,
-                               update_scratch)
+from ..kernels.columns import LAZY, kernel_diagonals, oracle_of, product_length
+from ..kernels.gradient_updates import add_columns, add_columns_into, update_scratch
 from ..kernels._blas import single_blas_thread
 from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table
 from ..results.result import Certificate

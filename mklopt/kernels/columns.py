@@ -25,7 +25,8 @@ tuple of arrays numba can take (unused slots hold empty arrays):
   (slot 6) and shifts (slot 11). Without views V = 1 and every offset is 0.
 
 Columns and product columns are kept in the LRU caches of
-:mod:`~mklopt.kernels.column_cache`.
+:mod:`~mklopt.kernels.column_cache`; the per-kernel gradients are updated from these
+columns in :mod:`~mklopt.kernels.gradient_updates`.
 """
 
 from __future__ import annotations
@@ -36,10 +37,9 @@ from numba import njit, prange
 from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
-from .rbf_table import accumulate_tabulated, mix_tabulated
 
-__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "add_columns", "add_columns_into", "update_scratch",
-           "kernel_entries", "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "map_kernel", "kernel_entries",
+           "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2
@@ -72,8 +72,6 @@ def _products_blocks(X, bounds, i, column, blocks):
 
 #: Entries of the data (points × features) from which a product column is split over the cores.
 PARALLEL_PRODUCTS = 65_536
-#: Changed points whose product columns are read together by a gradient update.
-_CHANGED_BLOCK = 64
 
 
 @locked_cache
@@ -142,108 +140,11 @@ def _accumulate(oracle, m, i, dot, weight, out, start, stop):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _map_kernel(oracle, m, i, dot, weight, out, accumulate):
-    """``out (+)= weight * K_m[:, i]`` (LAZY)."""
+def map_kernel(oracle, m, i, dot, weight, out, accumulate):
+    """``out (+)= weight * K_m[:, i]`` from the inner products ``dot`` of point i (LAZY)."""
     if not accumulate:
         out[:] = 0.0
     _accumulate(oracle, m, i, dot, weight, out, 0, out.shape[0])
-
-
-@locked_cache
-@njit(cache=True, parallel=True, nogil=True)
-def _add_lazy(oracle, index, delta, dots_block, G, skip):
-    """``G[m] += sum_k delta[k] K_m[:, index[k]]`` from the block's inner products, kernels over the cores."""
-    for m in prange(G.shape[0]):
-        if skip.shape[0] and skip[m]:
-            continue
-        for k in range(index.shape[0]):
-            _map_kernel(oracle, m, index[k], dots_block[k], delta[k], G[m], True)
-
-
-@locked_cache
-@njit(cache=True, parallel=True, nogil=True)
-def _add_dense(stack, index, delta, G):
-    """``G[m] += sum_k delta[k] K_m[index[k]]`` (rows: the kernels are symmetric), kernels over
-    the cores (measured n = 5000, M = 50, 200 rows: 14 ms against 41 ms on one core), four
-    rows read side by side per pass over ``G[m]`` (150 rows of 1,257 points, 5 kernels, rows
-    not in cache: 0.69 ms against 1.04 ms one row at a time)."""
-    rows = index.shape[0]
-    for m in prange(G.shape[0]):
-        g, K = G[m], stack[m]
-        k = 0
-        while k + 4 <= rows:
-            a, b, c, d = K[index[k]], K[index[k + 1]], K[index[k + 2]], K[index[k + 3]]
-            wa, wb, wc, wd = delta[k], delta[k + 1], delta[k + 2], delta[k + 3]
-            for t in range(g.shape[0]):
-                g[t] += (wa * a[t] + wb * b[t]) + (wc * c[t] + wd * d[t])
-            k += 4
-        for r in range(k, rows):
-            w, row = delta[r], K[index[r]]
-            for t in range(g.shape[0]):
-                g[t] += w * row[t]
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, blocks):
-    """:func:`add_columns` on the fly, in the working memory of :func:`update_scratch`."""
-    block = buffer.shape[0]
-    tabulated = ktable[0].shape[0] > 0
-    if tabulated:
-        basis[:] = 0.0
-    for start in range(0, index.shape[0], block):
-        stop = min(start + block, index.shape[0])
-        for k in range(start, stop):
-            buffer[k - start] = dot_column(oracle, dots, index[k], blocks)
-        _add_lazy(oracle, index[start:stop], delta[start:stop], buffer[:stop - start], G, ktable[0])
-        if tabulated:
-            accumulate_tabulated(ktable, oracle[6], index[start:stop], delta[start:stop],
-                                 buffer[:stop - start], basis, blocks)
-    if tabulated:
-        mix_tabulated(ktable, basis, G, blocks)
-
-
-def update_scratch(oracle: tuple, ktable: tuple) -> tuple:
-    """Working memory for :func:`add_columns_into` on kernels on the fly: the product columns
-    of a block of changed points and the basis sums of ``ktable``. A solver allocates it once:
-    fresh pages at every update (15 MB at n = 20,000 with 50 tabulated kernels) would be
-    faulted in again each time, by every class running side by side."""
-    n = oracle[9].shape[1]
-    return np.empty((_CHANGED_BLOCK, product_length(oracle))), np.zeros((ktable[5].shape[1], n))
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
-    """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
-
-    On the fly, the kernels of ``ktable`` (:func:`~mklopt.kernels.rbf_table.kernel_table`)
-    are interpolated from a few shared basis functions (relative error ~1e-12, several
-    times faster); the others
-    are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``). ``blocks``:
-    the threads over which missing product columns are computed.
-    """
-    kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
-    if kind == FACTORS:
-        z = np.zeros(F.shape[1])
-        for k in range(index.shape[0]):
-            z += delta[k] * F[index[k]]
-        for m in range(G.shape[0]):
-            a, b = offsets[m], offsets[m + 1]
-            G[m] += np.ascontiguousarray(F[:, a:b]) @ z[a:b]
-    elif kind == LAZY:
-        buffer = np.empty((max(1, min(index.shape[0], _CHANGED_BLOCK)), dots[0].shape[1]))
-        basis = np.empty((ktable[5].shape[1], G.shape[1] if ktable[0].shape[0] else 0))
-        _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, blocks)
-    else:
-        _add_dense(stack, index, delta, G)
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def add_columns_into(oracle, dots, index, delta, G, ktable, scratch, blocks=1):
-    """:func:`add_columns` on the fly in the working memory ``scratch`` (:func:`update_scratch`)."""
-    _add_lazy_columns(oracle, dots, index, delta, G, ktable, scratch[0], scratch[1], blocks)
 
 
 @locked_cache
@@ -255,7 +156,7 @@ def kernel_entries(oracle, dots, rows, i, out):
         dot = dot_column(oracle, dots, i)
         column = np.empty(oracle[9].shape[1])
         for m in range(out.shape[0]):
-            _map_kernel(oracle, m, i, dot, 1.0, column, False)
+            map_kernel(oracle, m, i, dot, 1.0, column, False)
             for k in range(rows.shape[0]):
                 out[m, k] = column[rows[k]]
         return

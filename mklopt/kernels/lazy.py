@@ -37,7 +37,8 @@ from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalizati
                           _view_layout, lazy_supported)
 from ._stack import check_names
 from .column_cache import new_cache
-from .columns import add_columns, kernel_entries, lazy_oracle, oracle_of, product_length
+from .columns import kernel_entries, lazy_oracle, oracle_of, product_length
+from .gradient_updates import add_columns
 from .construct import _is_view, kernel_stack, spec_name
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE

@@ -1,0 +1,79 @@
+"""The interleaved core's working memory: one per-kernel table per kernel set, update memory
+allocated once per solver (mklopt.drivers._core_memory, mklopt.kernels.columns)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import mklopt
+from mklopt.drivers import _core_memory
+from mklopt.drivers.chunking import Chunking
+from mklopt.formulations import MKLData
+from mklopt.regularizers import as_regularizer
+from mklopt.kernels import KernelSet
+from mklopt.kernels.column_cache import new_cache
+from mklopt.kernels.columns import oracle_of
+from mklopt.kernels.gradient_updates import add_columns, add_columns_into, update_scratch
+from mklopt.kernels.rbf_table import kernel_table
+
+
+def _lazy(n: int = 160, widths: int = 12, linear: bool = False, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 4))
+    specs = [("rbf", {"gamma": 2.0 * 1.2 ** -k}) for k in range(widths)] + (["linear"] if linear else [])
+    return X, KernelSet.from_data(X, specs, lazy=True, normalization="trace")
+
+
+def _solver(kernels, y) -> Chunking:
+    return Chunking(MKLData(kernels, y, 1.0, as_regularizer(None, p=4 / 3)), tol=1e-3)
+
+
+def test_solvers_on_one_kernel_set_share_its_per_kernel_table():
+    X, kernels = _lazy()
+    first = _solver(kernels, np.where(X[:, 0] > 0, 1.0, -1.0))
+    second = _solver(kernels, np.where(X[:, 1] > 0, 1.0, -1.0))
+    assert second.ktable is first.ktable  # one copy for every class of a one-vs-rest fit
+    oracle = oracle_of(kernels)
+    fresh = kernel_table(_core_memory.rbf_table_of(oracle), oracle[8][:, 0], oracle[10])
+    for shared, built in zip(first.ktable, fresh):
+        assert np.array_equal(shared, built)
+    other = _solver(kernels[:-1], np.where(X[:, 0] > 0, 1.0, -1.0))  # other kernels: a table of their own
+    assert other.ktable is not first.ktable and other.ktable[5].shape[0] == kernels.M - 1
+
+
+def test_a_one_vs_rest_fit_on_the_fly_builds_the_per_kernel_table_once(monkeypatch):
+    from mklopt.estimators import _base
+
+    monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 1)  # on the fly at this size
+    builds = []
+
+    def counted(*args):
+        builds.append(1)
+        return kernel_table(*args)
+
+    monkeypatch.setattr(_core_memory, "kernel_table", counted)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((150, 3))
+    y = np.argmax(X, axis=1)  # three classes
+    model = mklopt.MKLClassifier(kernels=[("rbf", {"gamma": g}) for g in (0.3, 0.6, 1.2)], normalization=None,
+                                 driver="chunking", tol=1e-3).fit(X, y)
+    assert len(builds) == 1  # on the fly (a dense stack builds none), once for the three classes
+    assert all(result.status == "converged" and result.certificate.certified(1e-3) for result in model.result_)
+
+
+def test_gradient_updates_in_reused_memory_equal_fresh_ones():
+    """add_columns_into re-zeroes its reused memory: every update equals add_columns' own,
+    bitwise, whatever the previous update left there (blocks of 64 changed points and a
+    kernel that is updated exactly)."""
+    _, kernels = _lazy(n=300, linear=True)
+    oracle = oracle_of(kernels)
+    ktable = kernel_table(_core_memory.rbf_table_of(oracle), oracle[8][:, 0], oracle[10])
+    scratch = update_scratch(oracle, ktable)
+    rng = np.random.default_rng(1)
+    reused, fresh = np.zeros((kernels.M, kernels.n)), np.zeros((kernels.M, kernels.n))
+    for size in (10, 150, 1, 64):
+        index = np.sort(rng.choice(kernels.n, size, replace=False)).astype(np.int64)
+        delta = rng.standard_normal(size)
+        add_columns_into(oracle, new_cache(kernels.n, 4), index, delta, reused, ktable, scratch, 1)
+        add_columns(oracle, new_cache(kernels.n, 4), index, delta, fresh, ktable, 1)
+        assert np.array_equal(reused, fresh)
