@@ -10,6 +10,7 @@ computed on the fly, the inner products :math:`X x_i` (valid for the whole run);
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -62,16 +63,20 @@ def rbf_table_of(oracle: tuple) -> tuple:
     return rbf_table(oracle[6][offset:offset + n], params[:, 0], candidates & (offsets == offset), offset)
 
 
+_TABLE_LOCK = threading.Lock()
+
+
 def shared_kernel_table(kernels, oracle: tuple, table: tuple) -> tuple:
     """The per-kernel table of kernels on the fly (:func:`~mklopt.kernels.rbf_table.kernel_table`),
     built once per kernel set and shared by every solver on it.
 
     It depends on the kernels, not on the weights or the labels, and is only read: the
     classes of a one-vs-rest fit, side by side on the cores, then read one copy (7 MB for
-    50 kernels on letter) instead of one each, which would not fit the shared cache together.
+    50 kernels on letter) and compute one singular value decomposition, instead of one each.
     """
-    cached = getattr(kernels, "_kernel_table", None)
-    if cached is None or cached[2].shape != table[2].shape or not np.array_equal(cached[2], table[2]):
-        cached = kernel_table(table, oracle[8][:, 0], oracle[10])
-        kernels._kernel_table = cached
-    return cached
+    with _TABLE_LOCK:  # the classes start side by side: the first builds it, the others wait
+        cached = getattr(kernels, "_kernel_table", None)
+        if cached is None or cached[2].shape != table[2].shape or not np.array_equal(cached[2], table[2]):
+            cached = kernel_table(table, oracle[8][:, 0], oracle[10])
+            kernels._kernel_table = cached
+        return cached

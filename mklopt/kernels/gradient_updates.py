@@ -1,8 +1,8 @@
 """Per-kernel gradients :math:`g_m = K_m w` brought up to date from the columns of changed points.
 
 The interleaved core keeps one gradient per kernel (an M × n array) and, after each
-α-step, adds :math:`\sum_k \delta_k K_m[:, i_k]` for the points :math:`i_k` whose weights
-changed by :math:`\delta_k`, reading the kernels through a column oracle
+α-step, adds :math:`\\sum_k \\delta_k K_m[:, i_k]` for the points :math:`i_k` whose weights
+changed by :math:`\\delta_k`, reading the kernels through a column oracle
 (:mod:`~mklopt.kernels.columns`): rows of the dense stack, products of low-rank factors,
 or columns on the fly — there the RBF kernels come from a few shared basis functions
 (:func:`~mklopt.kernels.rbf_table.kernel_table`), the others exactly.
