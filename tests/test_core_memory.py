@@ -4,6 +4,7 @@ allocated once per solver (mklopt.drivers._core_memory, mklopt.kernels.columns).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import mklopt
 from mklopt.drivers import _core_memory
@@ -14,7 +15,7 @@ from mklopt.kernels import KernelSet
 from mklopt.kernels.column_cache import new_cache
 from mklopt.kernels.columns import oracle_of
 from mklopt.kernels.gradient_updates import add_columns, add_columns_into, update_scratch
-from mklopt.kernels.rbf_table import kernel_table
+from mklopt.kernels.rbf_table import NO_KERNEL_TABLE, kernel_table
 
 
 def _lazy(n: int = 160, widths: int = 12, linear: bool = False, seed: int = 0):
@@ -61,13 +62,16 @@ def test_a_one_vs_rest_fit_on_the_fly_builds_the_per_kernel_table_once(monkeypat
     assert all(result.status == "converged" and result.certificate.certified(1e-3) for result in model.result_)
 
 
-def test_gradient_updates_in_reused_memory_equal_fresh_ones():
+@pytest.mark.parametrize("representation", ["lazy", "dense"])
+def test_gradient_updates_in_reused_memory_equal_fresh_ones(representation):
     """add_columns_into re-zeroes its reused memory: every update equals add_columns' own,
     bitwise, whatever the previous update left there (blocks of 64 changed points and a
-    kernel that is updated exactly)."""
+    kernel that is updated exactly); on a dense stack it is add_columns."""
     _, kernels = _lazy(n=300, linear=True)
+    kernels = kernels if representation == "lazy" else kernels.dense()
     oracle = oracle_of(kernels)
-    ktable = kernel_table(_core_memory.rbf_table_of(oracle), oracle[8][:, 0], oracle[10])
+    table = _core_memory.rbf_table_of(oracle)
+    ktable = kernel_table(table, oracle[8][:, 0], oracle[10]) if table[2].size else NO_KERNEL_TABLE
     scratch = update_scratch(oracle, ktable)
     rng = np.random.default_rng(1)
     reused, fresh = np.zeros((kernels.M, kernels.n)), np.zeros((kernels.M, kernels.n))

@@ -124,7 +124,7 @@ class Chunking(Driver):
         self.table = rbf_table_of(self.oracle)
         lazy = self.oracle[0] == LAZY
         self.ktable = shared_kernel_table(data.kernels, self.oracle, self.table) if lazy else NO_KERNEL_TABLE
-        self.scratch = update_scratch(self.oracle, self.ktable) if lazy else None
+        self.scratch = update_scratch(self.oracle, self.ktable)
         self.diag = kernel_diagonals(data.kernels)
         self.bases = [form.base for form in self.forms]
         self.betas = [np.zeros(form.start.size) for form in self.forms]
@@ -171,11 +171,7 @@ class Chunking(Driver):
         """Bring one output's per-kernel gradients up to date with the chunk's changes of w."""
         k = int(self.count[0])
         index = self.count[1:k + 1].copy()
-        if self.scratch is None:
-            add_columns(self.oracle, self.dots, index, self.delta[index], G, self.ktable, threads)
-        else:
-            add_columns_into(self.oracle, self.dots, index, self.delta[index], G, self.ktable, self.scratch,
-                             threads)
+        add_columns_into(self.oracle, self.dots, index, self.delta[index], G, self.ktable, self.scratch, threads)
         self.delta[index] = 0.0
         self.touched[index] = False
         self.count[0] = 0

@@ -78,10 +78,12 @@ def _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, bloc
 
 
 def update_scratch(oracle: tuple, ktable: tuple) -> tuple:
-    """Working memory for :func:`add_columns_into` on kernels on the fly: the product columns
-    of a block of changed points and the basis sums of ``ktable``. A solver allocates it once:
-    fresh pages at every update (15 MB at n = 20,000 with 50 tabulated kernels) would be
-    faulted in again each time, by every class running side by side."""
+    """Working memory for :func:`add_columns_into`: on the fly, the product columns of a block
+    of changed points and the basis sums of ``ktable`` (empty for the other oracles). A solver
+    allocates it once: fresh pages at every update (15 MB at n = 20,000 with 50 tabulated
+    kernels) would be faulted in again each time, by every class running side by side."""
+    if oracle[0] != LAZY:
+        return np.empty((0, 0)), np.empty((0, 0))
     n = oracle[9].shape[1]
     return np.empty((_CHANGED_BLOCK, product_length(oracle))), np.zeros((ktable[5].shape[1], n))
 
@@ -116,5 +118,8 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
 @locked_cache
 @njit(cache=True, nogil=True)
 def add_columns_into(oracle, dots, index, delta, G, ktable, scratch, blocks=1):
-    """:func:`add_columns` on the fly in the working memory ``scratch`` (:func:`update_scratch`)."""
-    _add_lazy_columns(oracle, dots, index, delta, G, ktable, scratch[0], scratch[1], blocks)
+    """:func:`add_columns` in the working memory ``scratch`` (:func:`update_scratch`) on the fly."""
+    if oracle[0] == LAZY:
+        _add_lazy_columns(oracle, dots, index, delta, G, ktable, scratch[0], scratch[1], blocks)
+    else:
+        add_columns(oracle, dots, index, delta, G, ktable, blocks)
