@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mklopt
-from mklopt.drivers import _smo
+from mklopt.drivers import _smo, _smo_select
 from mklopt.drivers._core_memory import rbf_table_of as _table
 from mklopt.kernels import KernelSet
 from mklopt.kernels.column_cache import new_cache
@@ -82,7 +82,7 @@ def test_shrink_sets_aside_exactly_the_bound_variables_that_cannot_pair():
     fall = np.array([0, 0, 1, 0, 1, 1, 1], dtype=bool)
     high, low = F[rise].max(), F[fall].min()
     assert violation == high - low
-    assert np.array_equal(state, rise * _smo.RISE + fall * _smo.FALL)
+    assert np.array_equal(state, rise * _smo_select.RISE + fall * _smo_select.FALL)
     keep = (rise & fall) | (rise & ~fall & (F >= low)) | (fall & ~rise & (F <= high))
     assert not keep.all() and keep.any()
     assert np.array_equal(active[:k], np.flatnonzero(keep)) and np.array_equal(marks, keep)
@@ -98,12 +98,12 @@ def test_blocked_scans_pick_the_pair_one_pass_picks(blocks):
     ghat = np.round(rng.standard_normal(n), 1)
     state = rng.integers(0, 4, n).astype(np.int8)
     active = np.sort(rng.choice(n, 3000, replace=False))
-    one = _smo._first_range(state, rows, base, ghat, active, 0, active.size)
-    assert _smo._first_blocks(state, rows, base, ghat, active, blocks) == one
+    one = _smo_select._first_range(state, rows, base, ghat, active, 0, active.size)
+    assert _smo_select._first_blocks(state, rows, base, ghat, active, blocks) == one
     Ki, dmu = rng.random(n), 1.0 + rng.random(n)
     high, ri = one[1], rows[one[0]]
-    j = _smo._second_range(state, rows, base, ghat, high, Ki, ri, dmu, 1e-12, active, 0, active.size)[0]
-    assert _smo._second_blocks(state, rows, base, ghat, high, Ki, ri, dmu, 1e-12, active, blocks) == j
+    j = _smo_select._second_range(state, rows, base, ghat, high, Ki, ri, dmu, 1e-12, active, 0, active.size)[0]
+    assert _smo_select._second_blocks(state, rows, base, ghat, high, Ki, ri, dmu, 1e-12, active, blocks) == j
 
 
 def _lazy(n: int, specs, seed: int = 0):

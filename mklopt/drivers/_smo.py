@@ -15,9 +15,9 @@ weights, :math:`y\\circ\\alpha` for the hinge), write :math:`F_t = -s_t p_t - \\
 pair is libsvm's (Fan, Chen & Lin 2005): :math:`i` maximizes :math:`F` over the variables that
 may move up, :math:`j` maximizes the second-order gain :math:`b^2/a`,
 :math:`b = F_i - F_j > 0`, :math:`a = K_\\mu(r_i,r_i) + K_\\mu(r_j,r_j) - 2K_\\mu(r_i,r_j)`, over
-those that may move down; the step :math:`\\lambda = \\min(b/a, \\text{room}_i, \\text{room}_j)`
-is exact. SMO at this μ is optimal to ``eps`` when :math:`\\max_{up}F - \\min_{low}F \\le`
-``eps``.
+those that may move down (:mod:`~mklopt.drivers._smo_select`); the step
+:math:`\\lambda = \\min(b/a, \\text{room}_i, \\text{room}_j)` is exact. SMO at this μ is optimal
+to ``eps`` when :math:`\\max_{up}F - \\min_{low}F \\le` ``eps``.
 
 Each pair needs the columns :math:`K_\\mu[:, r_i]`, :math:`K_\\mu[:, r_j]` (an LRU cache,
 valid while μ is fixed) and changes :math:`\\hat g` by
@@ -56,13 +56,9 @@ from numba import njit, prange
 from ..kernels._compile_lock import locked_cache
 from ..kernels.column_cache import cached_slot
 from ..kernels.kmu_columns import combined_column
+from ._smo_select import FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index
 
 __all__ = ["smo_chunk", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
-
-#: Active variables from which a scan or an update is split over the cores (a parallel
-#: launch costs ~7 µs here, a variable of a scan ~8 ns).
-PARALLEL_SCAN = 4096
-
 
 @locked_cache
 @njit(cache=True, nogil=True)
@@ -72,18 +68,6 @@ def _column(oracle, dots, table, cache, mu, i, points, blocks):
     if not hit:
         combined_column(oracle, dots, table, mu, i, points, column, blocks)
     return column
-
-
-RISE, FALL = 1, 2
-
-
-@locked_cache
-@njit(cache=True, inline="always")
-def _moves(sign, b, u):
-    """``RISE | FALL`` bits of a variable: may it rise (be :math:`i`), may it fall (be :math:`j`)?"""
-    if sign > 0.0:
-        return RISE * (b < u) + FALL * (b > 0.0)
-    return RISE * (b > 0.0) + FALL * (b < u)
 
 
 @locked_cache
@@ -121,50 +105,6 @@ def kept(moves, F, high, low):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _first_range(state, rows, base, ghat, active, start, stop):
-    """``(i, F_i, min_low F)`` over ``active[start:stop]``: the first maximal F of the
-    variables that may rise, and the minimal F of those that may fall."""
-    i, high, low = -1, -np.inf, np.inf
-    for k in range(start, stop):
-        t = active[k]
-        F = base[t] - ghat[rows[t]]
-        # selects, not branches on the moves: those are unpredictable (2.5x slower passes)
-        up = F if state[t] & RISE else -np.inf
-        if up > high:
-            i, high = t, up
-        low = min(low, F if state[t] & FALL else np.inf)
-    return i, high, low
-
-
-@locked_cache
-@njit(cache=True, nogil=True, parallel=True)
-def _first_blocks(state, rows, base, ghat, active, blocks):
-    size = (active.shape[0] + blocks - 1) // blocks
-    index, highs, lows = np.full(blocks, -1), np.full(blocks, -np.inf), np.full(blocks, np.inf)
-    for b in prange(blocks):
-        found = _first_range(state, rows, base, ghat, active, b * size, min((b + 1) * size, active.shape[0]))
-        index[b], highs[b], lows[b] = found[0], found[1], found[2]
-    first, most, least = -1, -np.inf, np.inf
-    for b in range(blocks):  # in block order: the first maximum, as one pass finds it
-        if highs[b] > most:
-            first, most = index[b], highs[b]
-        least = min(least, lows[b])
-    return first, most, least
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def _first_index(state, rows, base, ghat, active, blocks):
-    """``(i, F_i, violation)``: the maximal F over variables that may rise, and max F - min F."""
-    if blocks > 1 and active.shape[0] >= PARALLEL_SCAN:
-        i, high, low = _first_blocks(state, rows, base, ghat, active, blocks)
-    else:
-        i, high, low = _first_range(state, rows, base, ghat, active, 0, active.shape[0])
-    return i, high, high - low
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
 def violation(state, rows, base, ghat):
     """SMO's optimality measure :math:`\\max_{up}F - \\min_{low}F` at fixed weights, over all variables."""
     i, high, low = _first_range(state, rows, base, ghat, np.arange(state.shape[0]), 0, state.shape[0])
@@ -193,46 +133,6 @@ def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking
             marks[rows[t]] = True
             k += 1
     return k, high - low
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, start, stop):
-    j, best = -1, -np.inf
-    for k in range(start, stop):
-        t = active[k]
-        rt = rows[t]
-        b = high - (base[t] - ghat[rt])
-        a = dmu[ri] + dmu[rt] - 2.0 * Ki[rt]
-        gain = b * b / (a if a > 0.0 else tau)
-        gain = gain if (state[t] & FALL) and b > 0.0 else -np.inf
-        if gain > best:
-            j, best = t, gain
-    return j, best
-
-
-@locked_cache
-@njit(cache=True, nogil=True, parallel=True)
-def _second_blocks(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks):
-    size = (active.shape[0] + blocks - 1) // blocks
-    index, gains = np.full(blocks, -1), np.full(blocks, -np.inf)
-    for b in prange(blocks):
-        found = _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, b * size,
-                              min((b + 1) * size, active.shape[0]))
-        index[b], gains[b] = found[0], found[1]
-    second, best = -1, -np.inf
-    for b in range(blocks):
-        if gains[b] > best:
-            second, best = index[b], gains[b]
-    return second
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def _second_index(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks):
-    if blocks > 1 and active.shape[0] >= PARALLEL_SCAN:
-        return _second_blocks(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks)
-    return _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, 0, active.shape[0])[0]
 
 
 @locked_cache

@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit
 
 from ..kernels._compile_lock import locked_cache
-from ._smo import _first_range, _moves, _second_range, kept, pair_step
+from ._smo import kept, pair_step
+from ._smo_select import _first_range, _moves, _second_range
 
 __all__ = ["smo_qp"]
 
