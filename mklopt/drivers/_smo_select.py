@@ -2,7 +2,7 @@
 
 libsvm's second-order rule (Fan, Chen & Lin, "Working set selection using second order
 information for training support vector machines", JMLR 2005): :math:`i` maximizes
-:math:`F_t = -s_t p_t - \hat g_{r_t}` over the variables that may rise, :math:`j` the gain
+:math:`F_t = -s_t p_t - \\hat g_{r_t}` over the variables that may rise, :math:`j` the gain
 :math:`b^2/a` over those that may fall. Each variable's moves are two bits of a state
 array (:data:`RISE`, :data:`FALL`). Long scans are split over numba's threads in
 contiguous blocks whose maxima are combined in block order with the tie rule of one pass,

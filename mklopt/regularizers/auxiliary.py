@@ -11,16 +11,13 @@ support value computed this way a guaranteed upper bound.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
 from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
-
-if TYPE_CHECKING:
-    from .base import Regularizer
 
 __all__ = ["solve_auxiliary", "reported_objective_gap", "support_margin"]
 
@@ -46,8 +43,9 @@ _ATTEMPTS = (("CLARABEL", dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e
              ("SCS", dict(eps_abs=1e-9, eps_rel=1e-9)))
 
 
-def solve_auxiliary(prob: cp.Problem, reg: Regularizer) -> str:
-    """Solve a small auxiliary problem over Θ robustly; return its status.
+def solve_auxiliary(prob: cp.Problem, reg: Any) -> str:
+    """Solve a small auxiliary problem over Θ robustly; return its status (``reg``: the
+    :class:`~mklopt.regularizers.base.Regularizer` of Θ, named in the errors).
 
     Tight interior-point tolerances first, then looser settings and other
     backends; an ``optimal`` answer is preferred over an inaccurate one.
