@@ -11,7 +11,8 @@ Throughout, **p is the weight norm**: ``LpBall(p)`` is
 * :mod:`.spec` — ``as_regularizer`` and the specs stored in saved results.
 """
 
-from .base import Regularizer, solve_auxiliary
+from .auxiliary import solve_auxiliary
+from .base import Regularizer
 from .groups import GroupSimplex
 from .spectrahedron import Spectrahedron
 from .krr import KRRProblem

@@ -25,7 +25,7 @@ import numpy as np
 from ..exceptions import InvalidInputError
 from .auxiliary import reported_objective_gap, solve_auxiliary, support_margin
 
-__all__ = ["Regularizer", "solve_auxiliary", "reported_objective_gap", "support_margin"]
+__all__ = ["Regularizer"]
 
 
 class Regularizer:

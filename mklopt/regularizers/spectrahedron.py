@@ -25,7 +25,8 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from .base import Regularizer, solve_auxiliary
+from .auxiliary import solve_auxiliary
+from .base import Regularizer
 from .lmi_subspace import SubspaceLMI
 
 __all__ = ["Spectrahedron"]
