@@ -75,8 +75,6 @@ def shared_kernel_table(kernels, oracle: tuple, table: tuple) -> tuple:
     50 kernels on letter) and compute one singular value decomposition, instead of one each.
     """
     with _TABLE_LOCK:  # the classes start side by side: the first builds it, the others wait
-        cached = getattr(kernels, "_kernel_table", None)
-        if cached is None or cached[2].shape != table[2].shape or not np.array_equal(cached[2], table[2]):
-            cached = kernel_table(table, oracle[8][:, 0], oracle[10])
-            kernels._kernel_table = cached
-        return cached
+        if kernels._kernel_table is None:
+            kernels._kernel_table = kernel_table(table, oracle[8][:, 0], oracle[10])
+        return kernels._kernel_table

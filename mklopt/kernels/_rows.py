@@ -15,12 +15,11 @@ only the rows differ.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
 
-from ._stack import map_kernels
+from ._stack import cores, map_kernels
 
 __all__ = ["by_row_blocks", "squared_distances"]
 
@@ -32,7 +31,7 @@ def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.nd
     """``out[r] = rows(r)`` for a few row blocks ``r`` of ``out``, on all cores, with BLAS on
     one thread in each."""
     n = out.shape[0]
-    blocks = max(1, min(os.cpu_count() or 1, n // MIN_ROWS))
+    blocks = max(1, min(cores(), n // MIN_ROWS))
     edges = np.linspace(0, n, blocks + 1).astype(int)
 
     def fill(b: int) -> None:

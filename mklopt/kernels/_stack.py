@@ -33,13 +33,18 @@ def sketch_vectors(n: int) -> np.ndarray:
     return np.random.default_rng(20261123).standard_normal((n, SKETCH_COLUMNS))
 
 
+def cores() -> int:
+    """The machine's cores, as the thread pools of kernel builds use them."""
+    return os.cpu_count() or 1
+
+
 def map_kernels(work: Callable[[int], Any], M: int) -> list:
     """``[work(m) for m in range(M)]`` on all cores, BLAS single-threaded inside each call.
 
     Each call reads one kernel (in cache) with NumPy/BLAS, which release the
     GIL; one thread per core beats threaded BLAS on these small products.
     """
-    workers = min(M, os.cpu_count() or 1)
+    workers = min(M, cores())
     with single_blas_thread():
         if workers <= 1:
             return [work(m) for m in range(M)]

@@ -7,7 +7,6 @@ A *spec* is a metric name accepted by
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,7 +150,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
                 finish: Callable[[int, np.ndarray], Any] | None = None) -> tuple[np.ndarray, list]:
     """:func:`kernel_stack` and ``[finish(m, K_m) for each m]``, each call made on kernel m's
     thread right after it was built, while it is in cache (None without ``finish``)."""
-    from ._stack import map_kernels
+    from ._stack import cores, map_kernels
 
     X = np.asarray(X, dtype=float)
     Y = X if Y is None else np.asarray(Y, dtype=float)
@@ -186,7 +185,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     # makes, each split by rows over the cores (the Laplacian whole: its training diagonal is
     # exact only so)
     user = [parsed[m] is None or callable(parsed[m][0]) for m in range(len(specs))]
-    few = len(specs) < _cores()
+    few = len(specs) < cores()
     here = [user[m] or (few and gammas[m] is None) for m in range(len(specs))]
     for m in np.flatnonzero(here):
         if user[m] or parsed[m][0] in SHIFT_INVARIANT:
@@ -203,10 +202,6 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         return None if finish is None else finish(m, out[m])
 
     return out, map_kernels(build, len(specs))
-
-
-def _cores() -> int:
-    return os.cpu_count() or 1
 
 
 def _named(parsed: tuple[Any, dict], X: np.ndarray, Y: np.ndarray, Xc: np.ndarray,
