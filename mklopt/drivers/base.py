@@ -71,6 +71,9 @@ class Driver:
     tol = 1e-4
     #: Set when the inner solver's precision, not the outer loop, blocks progress.
     stalled = False
+    #: Why a stalled loop could go no further (the message of status ``"stalled"``).
+    stall_reason = ("the inner solver's precision limits the certificate at rel_gap {rel_gap:.1e}; "
+                    "use inner='cvxpy' for a tighter one")
     #: Set when the inner solver was switched to its more precise fallback.
     switched_inner = False
     #: The driver's options and what each must be (:mod:`mklopt._options`); subclasses add theirs.
@@ -262,8 +265,7 @@ def _result(driver: Driver, best: Certificate, history: list, status: str, upper
         message += ("; libsvm could not reach the target gap at its tightest tolerance, so the "
                     "inner SVM switched to inner='cvxpy'")
     if status == "stalled":
-        message += (f" (the inner solver's precision limits the certificate at rel_gap "
-                    f"{best.rel_gap:.1e}; use inner='cvxpy' for a tighter one)")
+        message += f" ({driver.stall_reason.format(rel_gap=best.rel_gap)})"
     result = MKLResult(
         weights=best.weights, alpha=best.alpha, bias=best.bias, primal=best.primal,
         dual=best.dual, gap=best.gap, rel_gap=best.rel_gap, status=status,

@@ -101,6 +101,10 @@ class Chunking(Driver):
     notes = ("the hinge (binary and multiclass), ε-insensitive and one-class losses from a few hundred points "
              "(`driver=\"auto\"` picks it where its estimated time is lower); no n × n matrix on the fly")
 
+    stall_reason = ("no SMO pair could improve α at the finest stopping violation (1e-12) and the "
+                    "weight step did not move the weights, which limits the certificate at rel_gap "
+                    "{rel_gap:.1e}; a smaller C, or driver='cutting_plane' with inner='cvxpy', goes further")
+
     name = "chunking"
     losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")
     options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
@@ -209,6 +213,9 @@ class Chunking(Driver):
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
         next_weights, lower = self.weight_step(mu, cert)
+        # no pair to update at the finest stopping violation, and weights the θ-step leaves
+        # where they were: the next step would repeat this one exactly
+        self.stalled = pairs == 0 and self.eps <= _MIN_EPS and np.array_equal(next_weights, mu)
         self._next_chunk(mu, next_weights)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
 

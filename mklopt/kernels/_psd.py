@@ -45,6 +45,10 @@ __all__ = ["PSD_CHECKS", "EXACT_MAX_N", "check_psd", "lanczos_extremes", "lanczo
 PSD_CHECKS = ("lanczos", "full")
 #: Factor c of the noise tolerance c * eps * n * ||K||.
 NOISE_FACTOR = 10.0
+#: The precision of every check: double, whatever the caller stored the kernels in (a
+#: float16 or float32 stack is converted to float64 first; its own eps would let
+#: eigenvalues of -0.6 ||K|| pass as rounding at n = 60 in float16).
+EPS = float(np.finfo(np.float64).eps)
 #: Lanczos steps per kernel of the cheap check (exact when n <= this).
 LANCZOS_STEPS = 40
 #: Largest n at which "lanczos" runs the exact Cholesky test instead (no dearer there).
@@ -91,12 +95,12 @@ def lanczos_screen(K: np.ndarray, start: np.ndarray, start_product: np.ndarray) 
     return lanczos_extremes(K, LANCZOS_STEPS, start, start_product)
 
 
-def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float,
-              psd_tol: float, method: str = "lanczos",
+def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, psd_tol: float, method: str = "lanczos",
               screened: dict[int, tuple[float, float]] | None = None,
               ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Screen every kernel; return the eigendecompositions of those to clip.
 
+    The noise level uses the double-precision :data:`EPS` for every input dtype.
     Raises :class:`NotPSDError` for an eigenvalue below
     :math:`-\\max(\\text{psd\\_tol}\\,\\lambda_{\\max}, \\tau_{\\text{noise}})`.
     ``screened`` holds the Ritz extremes the validation scan already computed
@@ -110,7 +114,7 @@ def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, eps: float
     """
     if method not in PSD_CHECKS:
         raise KernelError(f"unknown psd_check {method!r}; choose one of {PSD_CHECKS}.")
-    n = stack.shape[1]
+    n, eps = stack.shape[1], EPS
     screened = screened if method == "lanczos" and screened is not None else {}
 
     exact = method == "full" or n <= EXACT_MAX_N

@@ -54,11 +54,13 @@ def map_kernels(work: Callable[[int], Any], M: int) -> list:
 
 @dataclass
 class StackInput:
-    """A float64 C-contiguous stack, whether mklopt owns it, and the input's precision."""
+    """A float64 C-contiguous stack, whether mklopt owns it, and the caller's float dtype
+    when it was less precise than float64 (``"float16"``, ``"float32"``; for messages only:
+    every check runs in double precision)."""
 
     stack: np.ndarray
     owned: bool
-    eps: float
+    low_precision: str | None = None
 
 
 class OwnedStack:
@@ -87,16 +89,16 @@ def as_stack(kernels: Any) -> StackInput:
     C-contiguous array is not owned (never written to); an :class:`OwnedStack` is.
     """
     if isinstance(kernels, OwnedStack):
-        return StackInput(kernels.stack, True, float(np.finfo(float).eps))
+        return StackInput(kernels.stack, True)
     owned = not isinstance(kernels, np.ndarray)
     arr = _to_array(kernels)
     if arr.ndim == 2:
         arr = arr[None]
     _check_shape(arr)
-    eps = float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else float(np.finfo(float).eps)
+    low = str(arr.dtype) if arr.dtype.kind == "f" and arr.dtype.itemsize < 8 else None
     if arr.dtype != np.float64 or not arr.flags.c_contiguous:
         arr, owned = np.ascontiguousarray(arr, dtype=np.float64), True
-    return StackInput(arr, owned, eps)
+    return StackInput(arr, owned, low)
 
 
 def _to_array(kernels: Any) -> np.ndarray:

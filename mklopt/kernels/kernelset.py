@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import KernelError, MKLWarning
+from ..exceptions import KernelError, MKLWarning, NotPSDError
 from .approximate import approximate_factors
 from ._build import FUSED_NORMALIZATIONS, built_kernel_set
 from ._normalize import _Normalizing
@@ -57,7 +57,7 @@ class KernelSet(_Normalizing, _Spectral):
     psd : bool, default True
         Require positive semidefinite kernels. Eigenvalues below the noise
         level :math:`-10\\,\\varepsilon\\, n\\,\\|K\\|` (:math:`\\varepsilon` of
-        the input's dtype) but above ``-psd_tol`` times the largest eigenvalue
+        float64, whatever the input's dtype) but above ``-psd_tol`` times the largest eigenvalue
         are clipped and reported (attribute ``clipped`` and an
         :class:`MKLWarning`); larger ones raise :class:`NotPSDError`. Only the
         Voted Kernel Regularization LP accepts ``psd=False``.
@@ -156,7 +156,14 @@ class KernelSet(_Normalizing, _Spectral):
             self.validated_by = "construction"
         elif self.psd:
             self.validated_by = "lanczos" if screen is not None else "cholesky"
-            to_clip = check_psd(stack, names, scan.scale, given.eps, psd_tol, psd_check, scan.screened)
+            try:
+                to_clip = check_psd(stack, names, scan.scale, psd_tol, psd_check, scan.screened)
+            except NotPSDError as exc:
+                if given.low_precision is None:
+                    raise
+                raise NotPSDError(
+                    f"{exc} The kernels were given as {given.low_precision}: mklopt checks them "
+                    "in float64, where that rounding is not noise; pass float64 kernels.") from None
             if to_clip:
                 self._sketch = None
                 stack = stack if given.owned else stack.copy()
