@@ -40,3 +40,33 @@ def test_chunking_stops_stalled_when_no_pair_can_move():
     assert cert.dual <= result.primal * (1 + 1e-9) and result.dual <= cert.primal * (1 + 1e-9)
     if result.status == "stalled":
         assert "no SMO pair" in result.message
+
+
+def _exact_feature_variance(X: np.ndarray, gamma: float, degree: int, coef0: float) -> float:
+    """1/n Tr K - 1/n^2 1'K1 in exact rational arithmetic."""
+    from fractions import Fraction
+    rows = [[Fraction(float(v)) for v in row] for row in X]
+    g, c = Fraction(gamma), Fraction(coef0)
+    n = len(rows)
+    K = [[(g * sum(a * b for a, b in zip(ri, rj)) + c) ** degree for rj in rows] for ri in rows]
+    value = sum(K[i][i] for i in range(n)) / n - sum(map(sum, K)) / n**2
+    return float(value)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("shift", [1e7, 1e8])
+def test_multiplicative_normalization_of_offset_linear_data(shift, lazy):
+    Z = np.random.default_rng(0).standard_normal((50, 3))
+    reference = 1.0 / _exact_feature_variance(Z + shift, 1.0, 1, 0.0)
+    ks = mklopt.KernelSet.from_data(Z + shift, ["linear"], normalization="multiplicative", lazy=lazy)
+    assert ks.scales[0] == pytest.approx(reference, rel=1e-9)
+
+
+@pytest.mark.parametrize("degree", [2, 3])
+def test_multiplicative_variance_of_offset_polynomial_data(degree):
+    from mklopt.kernels.feature_variance import feature_variances
+    Z = np.random.default_rng(1).standard_normal((9, 2))
+    X = Z + 1e4
+    exact = _exact_feature_variance(X, 0.5, degree, 1.0)
+    spec = ("poly", {"degree": degree, "gamma": 0.5, "coef0": 1.0})
+    assert feature_variances(X, [spec])[0] == pytest.approx(exact, rel=1e-8)

@@ -10,7 +10,9 @@ divides each kernel by a number (trace, multiplicative), the thread that builds
 2. rounding-noise asymmetry (within the symmetry tolerance) removed in place, as
    validation does for a stack mklopt owns;
 3. the divisor (:func:`~mklopt.kernels._normalize.scalar_divisors`, the numbers
-   ``normalized`` computes) and the division.
+   ``normalized`` computes; for the multiplicative normalization of linear and polynomial
+   kernels, the feature-space variance from centred data,
+   :func:`~mklopt.kernels.feature_variance.feature_variances`) and the division.
 
 A kernel of 1,257 points is 12.6 MB: these passes then read it from the cache shared by
 the cores instead of memory, and the kernels are built on all cores at once. The checks
@@ -30,6 +32,7 @@ from ._normalize import SCALAR_NORMALIZATIONS, check_divisors, scalar_divisors
 from ._scan import SYM_TOL, Visit, visit
 from ._stack import OwnedStack, sketch_vectors, symmetrize_matrix
 from .construct import KernelSpec, build_stack
+from .feature_variance import feature_variances
 
 __all__ = ["BuiltKernels", "build_kernels", "built_kernel_set", "FUSED_NORMALIZATIONS"]
 
@@ -50,6 +53,7 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
                   sym_tol: float) -> BuiltKernels:
     """The training kernels of ``specs`` on ``X``, visited, symmetrized and divided on their threads."""
     W = sketch_vectors(np.asarray(X).shape[0])
+    exact = feature_variances(X, specs) if normalization == "multiplicative" else np.full(len(specs), np.nan)
 
     def finish(m: int, K: np.ndarray) -> tuple[Visit, float]:
         seen = visit(K, W)
@@ -59,7 +63,7 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
             seen.sketch, seen.asymmetry = 0.5 * (seen.sketch + seen.sketch.T), 0.0
         if normalization is None:
             return seen, 1.0
-        divisor = float(scalar_divisors(K[None], normalization)[0])
+        divisor = float(exact[m]) if np.isfinite(exact[m]) else float(scalar_divisors(K[None], normalization)[0])
         if divisor > 0.0:  # else (or NaN) the checks raise before the stack is used
             K /= divisor
         return seen, divisor

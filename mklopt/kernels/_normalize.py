@@ -66,18 +66,25 @@ class _Normalizing:
         """
         if method == "spherical":
             return self._spherical()
-        divisors = self._divisors(method, theta) / (target if method == "trace" else 1.0)
+        return self._divided(self._divisors(method, theta) / (target if method == "trace" else 1.0))
+
+    def _divided(self, divisors: np.ndarray) -> "_Normalizing":
+        """A new set from one new stack: :math:`K_m / d_m`."""
         new = self._derived(np.divide(self.K, divisors[:, None, None]), self.names)
         new.scales = self.scales / divisors
         if getattr(self, "_sketch", None) is not None:  # the sketch is linear in K
             new._sketch = self._sketch / divisors[:, None, None]
         return new
 
-    def _divisors(self, method: str, theta: int | None) -> np.ndarray:
+    def _divisors(self, method: str, theta: int | None, exact: np.ndarray | None = None) -> np.ndarray:
+        """Each kernel's divisor; ``exact`` holds the multiplicative ones known from the data
+        (NaN where not), which replace those read off the entries."""
         if method == "trace":
             div = self.traces
         elif method == "multiplicative":
             div = self._feature_variance()
+            if exact is not None:
+                div = np.where(np.isfinite(exact), exact, div)
         elif method == "tail_sum":
             if theta is None:
                 raise RankError("tail_sum normalization needs a cutoff: normalized('tail_sum', theta=2).")

@@ -24,6 +24,7 @@ from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
 from ._stack import OwnedStack, as_stack, check_names, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
+from .feature_variance import data_variances
 from .rounding import DataScales
 from .products import combine, quadratic_terms
 
@@ -224,9 +225,9 @@ class KernelSet(_Normalizing, _Spectral):
             return kernels
         if normalization == "spherical":
             return kernels.normalized("spherical")
-        divisors = kernels._divisors(normalization, theta)
+        divisors = kernels._divisors(normalization, theta, data_variances(X, specs, normalization))
         if kernels.K.base is not stack and kernels.K.base is not stack.base:  # validation copied it
-            return kernels.normalized(normalization, theta=theta)
+            return kernels._divided(divisors)
         stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
         kernels.scales = kernels.scales / divisors
         kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]

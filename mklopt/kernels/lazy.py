@@ -40,6 +40,7 @@ from .column_cache import new_cache
 from .columns import kernel_entries, lazy_oracle, oracle_of, product_length
 from .gradient_updates import add_columns
 from .construct import _is_view, kernel_stack, spec_name
+from .feature_variance import feature_variances
 from .kernelset import VARIANTS, KernelSet
 from .rbf_table import NO_KERNEL_TABLE
 
@@ -108,7 +109,9 @@ class LazyKernelSet(KernelSet):
         if normalization == "multiplicative":  # needs every entry: one pass over the columns
             self.oracle = lazy_oracle(X, self.kinds, self.params, np.ones_like(base), np.ones(self.M),
                                       views, view_of)
-            scale, rowscale = _multiplicative_scale(base, self.entry_sums(), self.names), np.ones_like(base)
+            exact = feature_variances(X, self.specs)
+            sums = self.entry_sums() if not np.all(np.isfinite(exact)) else np.zeros(self.M)
+            scale, rowscale = _multiplicative_scale(base, sums, exact, self.names), np.ones_like(base)
         else:
             scale, rowscale = _normalization(normalization, base, self.names)
         self.normalization = normalization
@@ -219,10 +222,12 @@ class LazyKernelSet(KernelSet):
         return out
 
 
-def _multiplicative_scale(diagonals: np.ndarray, sums: np.ndarray, names: list[str]) -> np.ndarray:
-    """:math:`1/(\\tfrac1n\\operatorname{Tr}K_m-\\tfrac1{n^2}1^\\top K_m1)` (unit variance in feature space)."""
+def _multiplicative_scale(diagonals: np.ndarray, sums: np.ndarray, exact: np.ndarray,
+                         names: list[str]) -> np.ndarray:
+    """:math:`1/(\\tfrac1n\\operatorname{Tr}K_m-\\tfrac1{n^2}1^\\top K_m1)` (unit variance in feature space);
+    the variances ``exact`` from centred data where finite (linear, polynomial), else the entries'."""
     n = diagonals.shape[1]
-    variance = diagonals.sum(axis=1) / n - sums / n**2
+    variance = np.where(np.isfinite(exact), exact, diagonals.sum(axis=1) / n - sums / n**2)
     bad = [names[m] for m in np.flatnonzero(~(variance > 0))]
     if bad:
         raise KernelError(f"cannot normalize by feature-space variance: it is not positive for kernel(s) {bad}.")
