@@ -70,3 +70,42 @@ def test_multiplicative_variance_of_offset_polynomial_data(degree):
     exact = _exact_feature_variance(X, 0.5, degree, 1.0)
     spec = ("poly", {"degree": degree, "gamma": 0.5, "coef0": 1.0})
     assert feature_variances(X, [spec])[0] == pytest.approx(exact, rel=1e-8)
+
+
+def _indexed_kernel(X: np.ndarray, K: np.ndarray):
+    """A matrix kernel function whose Gram matrix on X is K (rows looked up)."""
+    def kernel(A, B):
+        rows = [int(np.flatnonzero((X == a).all(axis=1))[0]) for a in A]
+        cols = [int(np.flatnonzero((X == b).all(axis=1))[0]) for b in B]
+        return K[np.ix_(rows, cols)]
+    return kernel
+
+
+@pytest.mark.parametrize("rank", [None, 40, 20])
+def test_indefinite_kernel_function_is_refused_dense_and_low_rank(rank):
+    X = np.random.default_rng(0).standard_normal((40, 4))
+    kernel = _indexed_kernel(X, _indefinite(40, -80.0, 50.0))
+    with pytest.raises(NotPSDError):
+        mklopt.KernelSet.from_data(X, [kernel], rank=rank)
+
+
+def test_low_rank_calls_the_kernel_function_with_matrices():
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    calls = []
+
+    def linear(A, B):
+        calls.append((A.shape, B.shape))
+        return A @ B.T
+
+    ks = mklopt.KernelSet.from_data(X, [linear], rank=30)
+    assert all(a[0] > 1 for a, _ in calls) and len(calls) <= 3
+    np.testing.assert_allclose(ks.dense().K[0], X @ X.T, atol=1e-9)
+
+
+@pytest.mark.parametrize("rank", [None, 10])
+@pytest.mark.parametrize("bad", [lambda A, B: 1.0, lambda A, B: np.ones(len(A)), lambda A, B: 1 / 0,
+                                 lambda A, B: np.full((len(A), len(B)), np.nan)])
+def test_bad_kernel_functions_end_in_a_kernel_error(bad, rank):
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    with pytest.raises(mklopt.exceptions.KernelError, match="kernel function"):
+        mklopt.KernelSet.from_data(X, [bad], rank=rank)

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..exceptions import KernelError
+from ..exceptions import KernelError, NotPSDError
 from .construct import KernelSpec, _is_view, _parse_spec, spec_name
 from .rounding import SHIFT_INVARIANT
+from .user_kernel import call_user_kernel
 
 __all__ = ["APPROXIMATIONS", "approximate_factors"]
 
@@ -44,6 +46,8 @@ def _transformer(spec: KernelSpec, rank: int, approximation: str, random_state: 
                               f"kernels only, got {spec!r}; use approximation='nystroem'.")
         return RBFSampler(gamma=params.get("gamma", 1.0), n_components=rank,
                           random_state=random_state)
+    if callable(metric):  # a matrix function: scikit-learn's Nystroem would call it per pair of rows
+        return MatrixNystroem(metric, n_components=rank, random_state=random_state)
     direct = {k: v for k, v in params.items() if k in _NYSTROEM_ARGS}
     other = {k: v for k, v in params.items() if k not in _NYSTROEM_ARGS}
     return Nystroem(kernel=metric, n_components=rank, random_state=random_state,
@@ -82,9 +86,21 @@ def _factor_map(spec: KernelSpec, d: int, rank: int, approximation: str, random_
 
 #: Landmark-kernel eigenvalues below this fraction of the largest are rounding noise.
 LANDMARK_RANK_TOL = 1e-10
+#: Negative landmark-kernel eigenvalues beyond this fraction of the largest: not a PSD kernel.
+LANDMARK_PSD_TOL = 1e-8
 
 
 def _reveal_rank(nystroem: Any) -> None:
+    """:func:`landmark_map` of a fitted scikit-learn ``Nystroem``, installed in it."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    basis = pairwise_kernels(nystroem.components_, metric=nystroem.kernel, filter_params=True,
+                             **nystroem._get_kernel_params())
+    nystroem.normalization_ = landmark_map(basis, repr(nystroem.kernel))  # transform: k_L(x) @ this.T
+    nystroem._n_features_out = nystroem.normalization_.shape[0]
+
+
+def landmark_map(basis: np.ndarray, name: str) -> np.ndarray:
     """Keep the landmark kernel's numerically nonzero spectrum: :math:`K_{LL} = U\\Lambda U^\\top`,
 
     .. math:: \\phi(x) = \\Lambda_k^{-1/2} U_k^\\top k_L(x),\\qquad
@@ -94,18 +110,45 @@ def _reveal_rank(nystroem: Any) -> None:
     low-rank kernel (linear or polynomial on few features) the noise directions
     are scaled by up to :math:`10^6` and the test features change by 1e-9 between
     batches of the same points; here they are dropped (k <= rank columns).
-    """
-    from sklearn.metrics.pairwise import pairwise_kernels
 
-    basis = pairwise_kernels(nystroem.components_, metric=nystroem.kernel, filter_params=True,
-                             **nystroem._get_kernel_params())
+    A landmark kernel with an eigenvalue below :math:`-`:data:`LANDMARK_PSD_TOL` times the
+    largest is not a kernel: its negative directions would be dropped silently and the
+    factors certified for a different, PSD kernel, so it is refused.
+    """
     vals, vecs = np.linalg.eigh(0.5 * (basis + basis.T))
-    keep = vals > LANDMARK_RANK_TOL * max(float(vals[-1]), 0.0)
+    top = max(float(vals[-1]), 0.0)
+    if vals[0] < -LANDMARK_PSD_TOL * top or top == 0.0 and vals[0] < 0.0:
+        raise NotPSDError(
+            f"kernel {name} is not positive semidefinite: its kernel matrix on the Nyström landmarks has "
+            f"the eigenvalue {vals[0]:.3g} (largest {top:.3g}), which a low-rank factor cannot represent. "
+            "Use a PSD kernel, or the 'vkr_lp' formulation on a dense indefinite kernel.")
+    keep = vals > LANDMARK_RANK_TOL * top
     if not np.any(keep):
-        raise KernelError(f"the Nyström landmark kernel of {nystroem.kernel!r} is zero; check the "
-                          "kernel parameters.")
-    nystroem.normalization_ = (vecs[:, keep] / np.sqrt(vals[keep])).T  # transform: k_L(x) @ this.T
-    nystroem._n_features_out = int(keep.sum())
+        raise KernelError(f"the Nyström landmark kernel of {name} is zero; check the kernel parameters.")
+    return (vecs[:, keep] / np.sqrt(vals[keep])).T
+
+
+class MatrixNystroem(TransformerMixin, BaseEstimator):
+    """Nyström features of a kernel function ``k(X, Y) -> (n_x, n_y)`` called on whole blocks.
+
+    Landmarks are ``n_components`` training points drawn with ``random_state`` (as
+    scikit-learn's ``Nystroem`` draws them); :math:`\\phi(x) = ` :func:`landmark_map` applied
+    to :math:`k(x, L)`.
+    """
+
+    def __init__(self, kernel: Any, n_components: int = 100, random_state: int = 0) -> None:
+        self.kernel, self.n_components, self.random_state = kernel, n_components, random_state
+
+    def fit(self, X: np.ndarray, y: Any = None) -> "MatrixNystroem":
+        rng = np.random.RandomState(self.random_state)
+        landmarks = rng.permutation(X.shape[0])[: self.n_components]
+        self.components_ = np.asarray(X, dtype=float)[landmarks]
+        basis = call_user_kernel(self.kernel, self.components_, self.components_)
+        self.normalization_ = landmark_map(basis, repr(getattr(self.kernel, "__name__", self.kernel)))
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        return call_user_kernel(self.kernel, np.asarray(X, dtype=float), self.components_) @ self.normalization_.T
 
 
 def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
@@ -138,7 +181,7 @@ def approximate_factors(X: np.ndarray, specs: Sequence[KernelSpec], rank: int,
     transformers = [_factor_map(s, X.shape[1], int(rank), approximation, random_state).fit(X)
                     for s in specs]
     for t in transformers:
-        if hasattr(_final(t), "normalization_"):
+        if hasattr(_final(t), "normalization_") and not isinstance(_final(t), MatrixNystroem):
             _reveal_rank(_final(t))
     factors = [t.transform(X) for t in transformers]
     names = [f"{spec_name(s, i)}[{approximation} r={rank}]" for i, s in enumerate(specs)]

@@ -16,6 +16,7 @@ from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, squared_distances
 from ._symmetric import symmetrize_tiles
+from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
 __all__ = ["kernel_stack", "build_stack", "KernelSpec", "spec_name", "psd_by_construction", "trusted_spec"]
@@ -177,7 +178,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     def evaluated(m: int, rows: slice | None = None) -> np.ndarray:
         """Kernel m, or its rows ``rows`` (a named kernel only)."""
         if parsed[m] is None:
-            return _evaluated(specs[m], lambda: specs[m](X, Y))
+            return call_user_kernel(specs[m], X, Y)
         Xr, Xcr = (X, Xc) if rows is None else (X[rows], Xc[rows])  # the whole X itself: see Yc
         return _evaluated(specs[m], lambda: _named(parsed[m], Xr, Y, Xcr, Yc))
 
