@@ -109,3 +109,99 @@ def test_bad_kernel_functions_end_in_a_kernel_error(bad, rank):
     X = np.random.default_rng(0).standard_normal((30, 3))
     with pytest.raises(mklopt.exceptions.KernelError, match="kernel function"):
         mklopt.KernelSet.from_data(X, [bad], rank=rank)
+
+
+# --------------------------------------------------------------- saved results and verify
+import json  # noqa: E402
+
+from mklopt.certificates.recertify import certify_result  # noqa: E402
+from mklopt.cli import main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def saved_problem(tmp_path_factory):
+    from sklearn.metrics.pairwise import rbf_kernel
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(30))
+    ks = mklopt.KernelSet(np.stack([X @ X.T, rbf_kernel(X, gamma=1.0)])).normalized("trace")
+    folder = tmp_path_factory.mktemp("saved")
+    data = folder / "data.npz"
+    np.savez(data, K=ks.K, y=y)
+    result = mklopt.fit(ks, y, "cutting_plane", C=1.0, tol=1e-5)
+    path = folder / "result.json"
+    result.save(path)
+    return ks, y, X, data, path, result
+
+
+def _tampered(path, tmp_path, change):
+    meta = json.loads(path.read_text())
+    change(meta)
+    out = tmp_path / "tampered.json"
+    out.write_text(json.dumps(meta))
+    return out
+
+
+@pytest.mark.parametrize("tol", [1e300, 0.9, 5e-3])
+def test_verify_never_takes_a_tampered_tolerance(saved_problem, tmp_path, capsys, tol):
+    _, _, _, data, path, _ = saved_problem
+
+    def zero_weights(meta):
+        meta["weights"] = [0.0] * len(meta["weights"])
+        meta["info"]["tol"] = tol
+    code = main(["verify", "--kernels", str(data), "--candidate", str(_tampered(path, tmp_path, zero_weights))])
+    out = capsys.readouterr()
+    assert code in (1, 2), out
+    assert "CERTIFIED:" not in out.out.replace("NOT CERTIFIED:", "")
+
+
+def test_verify_still_certifies_the_untouched_file(saved_problem, capsys):
+    _, _, _, data, path, _ = saved_problem
+    assert main(["verify", "--kernels", str(data), "--candidate", str(path)]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("change", [
+    lambda meta: meta.__setitem__("fingerprint", "abc"),
+    lambda meta: meta.__setitem__("fingerprint", {"M": 2}),
+    lambda meta: meta.__setitem__("history", {"a": 1}),
+    lambda meta: meta["info"].__setitem__("tol", "abc"),
+])
+def test_damaged_result_files_exit_2_with_their_name(saved_problem, tmp_path, capsys, change):
+    _, _, _, data, path, _ = saved_problem
+    damaged = _tampered(path, tmp_path, change)
+    assert main(["verify", "--kernels", str(data), "--candidate", str(damaged)]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "tampered.json" in err
+
+
+def test_dense_result_recertifies_against_the_same_kernels_on_the_fly():
+    X = np.random.default_rng(2).standard_normal((40, 3))
+    y = np.sign(X[:, 0])
+    specs = [("rbf", {"gamma": 0.5}), "linear"]
+    dense = mklopt.KernelSet.from_data(X, specs, normalization="trace")
+    lazy = mklopt.KernelSet.from_data(X, specs, normalization="trace", lazy=True)
+    result = mklopt.fit(dense, y, "cutting_plane", tol=1e-6)
+    cert = certify_result(lazy, y, result)
+    assert cert.rel_gap == pytest.approx(result.rel_gap, rel=1e-4, abs=1e-12)
+    other = mklopt.KernelSet.from_data(X, [("rbf", {"gamma": 0.6}), "linear"], normalization="trace", lazy=True)
+    with pytest.raises(MKLError, match="other kernels"):
+        certify_result(other, y, result)
+
+
+@pytest.mark.parametrize("loss, params", [("one_class", {"nu": 0.3}),
+                                          ("epsilon_insensitive", {"epsilon": 0.25})])
+def test_recertifying_by_loss_name_keeps_the_saved_parameters(saved_problem, tmp_path, capsys, loss, params):
+    ks, _, X, _, _, _ = saved_problem
+    y = None if loss == "one_class" else X[:, 0]
+    result = mklopt.fit(ks, y, "cutting_plane", loss=loss, tol=1e-6, **params)
+    assert result.status == "converged"
+    assert certify_result(ks, y, result, loss=loss).certified(1e-5)
+    path = tmp_path / "r.json"
+    result.save(path)
+    data = tmp_path / "d.npz"
+    np.savez(data, K=ks.K, y=np.zeros(ks.n) if y is None else y)
+    assert main(["verify", "--kernels", str(data), "--candidate", str(path), "--loss", loss]) == 0, \
+        capsys.readouterr()
+    other = type(mklopt.losses.as_loss(loss))(**{k: v * 2 for k, v in params.items()})
+    with pytest.raises(MKLError, match="contradict"):
+        certify_result(ks, y, result, loss=other)

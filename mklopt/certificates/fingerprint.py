@@ -25,13 +25,15 @@ def kernel_fingerprint(kernels, y_pm: np.ndarray, kind: str | None = None) -> di
     """
     kind = kind or getattr(kernels, "sketch_kind", "full")
     sketch = subset_sketch(kernels) if kind == "subset" else kernels.sketch()
+    # the subset sketch beside the full one: kernels on the fly answer only with it
+    subset = {} if kind == "subset" else {"subset": subset_sketch(kernels).reshape(kernels.M, -1).tolist()}
     y_pm = np.asarray(y_pm, dtype=float)
     binary = y_pm.ndim == 1 and np.all(np.abs(y_pm) == 1)  # the hinge's +-1 labels (as always)
     data = (y_pm > 0).astype(np.uint8) if binary else np.ascontiguousarray(y_pm)
     labels = hashlib.sha256(data.tobytes() + (b"" if binary else str(y_pm.shape).encode())).hexdigest()
     return {"M": int(kernels.M), "n": int(kernels.n), "labels": labels,
             "sketch": sketch.reshape(kernels.M, -1).tolist(), "names": list(kernels.names),
-            **({"sketch_kind": kind} if kind != "full" else {})}
+            **subset, **({"sketch_kind": kind} if kind != "full" else {})}
 
 
 def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str = "the result") -> None:
@@ -42,7 +44,13 @@ def check_fingerprint(saved: dict | None, kernels, y_pm: np.ndarray, where: str 
         raise InvalidInputError(
             f"{where} was computed on {saved['M']} kernels over {saved['n']} points, but these "
             f"kernels are {kernels.M} over {kernels.n}; certify it against its own kernels.")
-    now = kernel_fingerprint(kernels, y_pm, saved.get("sketch_kind", "full"))
+    kind = saved.get("sketch_kind", "full")
+    if kind == "full" and getattr(kernels, "sketch_kind", "full") == "subset":  # on the fly: no full sketch
+        if "subset" not in saved:
+            raise InvalidInputError(f"{where} was saved without the sketch that kernels on the fly can "
+                                    "check; certify it against the dense kernels (lazy=False).")
+        kind, saved = "subset", {**saved, "sketch": saved["subset"]}
+    now = kernel_fingerprint(kernels, y_pm, kind)
     if now["labels"] != saved["labels"]:
         raise InvalidInputError(f"{where} was computed with other labels y than these.")
     old, new = np.asarray(saved["sketch"]), np.asarray(now["sketch"])

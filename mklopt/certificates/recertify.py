@@ -122,11 +122,22 @@ def block_norm_point(kernels: KernelSet, coef: np.ndarray, b: float, weights: np
 
 
 def result_loss(result, loss=None) -> Loss:
-    """The loss of a (saved) result, rebuilt from its name and parameters (or ``loss=``)."""
+    """The loss of a (saved) result, rebuilt from its name and parameters (or ``loss=``).
+
+    A loss given by name takes the result's saved parameters (ν, ε); a loss object
+    whose parameters differ from the saved ones is an error, never silently used.
+    """
     if loss is not None:
+        named = isinstance(loss, str)
         loss = as_loss(loss)
         if loss.name != result.loss:
             raise InvalidInputError(f"loss {loss.name!r} contradicts the result, solved with {result.loss!r}.")
+        saved = result.loss_params or {}
+        if named and result.loss in LOSSES:
+            return LOSSES[result.loss](**saved)
+        given = loss.params()
+        if any(not np.isclose(given.get(k, v), v, rtol=1e-12, atol=0.0) for k, v in saved.items()):
+            raise InvalidInputError(f"loss parameters {given} contradict the result, solved with {saved}.")
         return loss
     if result.loss not in LOSSES:
         raise InvalidInputError(f"the result's loss {result.loss!r} is user code; pass loss=.")

@@ -11,7 +11,9 @@ projection onto it.
 
 Exit codes: 0 CERTIFIED (feasible and rel_gap <= ``--tol``: by default the
 tolerance a saved result was solved to, else 1e-6);
-1 NOT CERTIFIED; 2 usage or input error; 3 CERTIFIED LOCALLY (a saved result
+1 NOT CERTIFIED (also a saved result whose weights and alpha no longer give the gap its file
+reports, when its own tolerance is used; a saved tolerance is taken up to 1e-2); 2 usage or
+input error, or a damaged result file; 3 CERTIFIED LOCALLY (a saved result
 of a method with no global certificate, DCA: its last convex subproblem is
 certified); 70 internal error; 130 interrupted.
 """
@@ -32,6 +34,8 @@ from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_LOCAL, EXIT_OK, add_i
 from ._parsing import tolerance
 
 DEFAULT_TOL = 1e-6
+#: The loosest tolerance taken from a saved file without ``--tol``.
+MAX_SAVED_TOL = 1e-2
 #: The array :meth:`MKLResult.save` writes besides weights and alpha.
 SAVED_RESULT_KEY = "meta"
 
@@ -150,12 +154,11 @@ def run(args: argparse.Namespace) -> int:
     cert = certify_candidate(args, ks, y, candidate)
     saved = not isinstance(candidate, dict)
     local = saved and candidate.info.get("certified_globally") is False
-    tol, source = args.tol, "--tol"
-    if tol is None:
-        own = candidate.info.get("tol") if saved else None
-        tol, source = (float(own), "the tolerance the result was solved to") if own else (
-            DEFAULT_TOL, "the default")
+    tol, source = tolerance_of(args.tol, candidate if saved else None)
     ok, line = verdict(cert, tol, local)
+    if ok and saved and args.tol is None and not reproduces(cert, candidate):
+        ok, line = False, (f"NOT CERTIFIED: the file reports rel_gap {candidate.rel_gap:.3e}, but its weights "
+                           f"and alpha give {cert.rel_gap:.3e}: the result was changed after it was solved")
     print(f"primal {cert.primal:.12g}  dual {cert.dual:.12g}  gap {cert.gap:.3e}  "
           f"rel_gap {cert.rel_gap:.3e}  bias {_numbers(cert.bias)}")
     print(f"violation {cert.violation:.3e}  feasible {'yes' if cert.feasible else 'no'}"
@@ -163,6 +166,29 @@ def run(args: argparse.Namespace) -> int:
     print(f"tol {tol:g} ({source})")
     print(line)
     return (EXIT_LOCAL if local else EXIT_OK) if ok else EXIT_FAIL
+
+
+def tolerance_of(given: float | None, result) -> tuple[float, str]:
+    """``(tol, where it came from)``: ``--tol``; else a saved result's own tolerance, at most
+    :data:`MAX_SAVED_TOL` (the file is not trusted to set its own bar); else the default."""
+    if given is not None:
+        return given, "--tol"
+    own = None if result is None else result.info.get("tol")
+    if own is None:
+        return DEFAULT_TOL, "the default"
+    if own > MAX_SAVED_TOL:
+        return MAX_SAVED_TOL, (f"the file's own {own:g} capped at {MAX_SAVED_TOL:g}; "
+                               "pass --tol to accept a looser gap")
+    return float(own), "the tolerance the result was solved to"
+
+
+def reproduces(cert, result) -> bool:
+    """Whether the candidate's certificate reproduces the gap its file reports (as a saved
+    result does, to rounding), so that a saved tolerance can be taken at its word."""
+    reported = float(result.rel_gap)
+    if not math.isfinite(reported):
+        return False
+    return cert.rel_gap <= max(10.0 * abs(reported), reported + 1e-9)
 
 
 def _numbers(value) -> str:

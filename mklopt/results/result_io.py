@@ -19,6 +19,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ..regularizers import from_spec, spec_of
+from .saved_fields import check_meta
 
 __all__ = ["save_result", "load_result", "atomic_write", "jsonable"]
 
@@ -159,6 +160,7 @@ def _fields(meta: dict, arrays: dict, path) -> dict:
     try:
         if meta.get("format") != FORMAT:
             raise ValueError(f"format {meta.get('format')!r}")
+        check_meta(meta)
         reg = from_spec(meta["regularizer"]) if meta.get("regularizer") else None
         result = dict(
             weights=np.asarray(arrays["weights"], dtype=float), alpha=np.asarray(arrays["alpha"], dtype=float),
@@ -171,7 +173,7 @@ def _fields(meta: dict, arrays: dict, path) -> dict:
             kernel_names=meta["kernel_names"], message=meta["message"], info=meta["info"],
             C=meta["C"], regularizer=reg, fingerprint=meta["fingerprint"], loss=meta["loss"],
             loss_params=meta.get("loss_params") or {})
-    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
     for record in result["history"]:
         if isinstance(record.get("weights"), list):
