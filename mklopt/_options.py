@@ -79,6 +79,8 @@ class Vector:
     optional: bool = True
 
     def describe(self) -> str:
+        if self.size == "alpha":
+            return "an array of finite numbers shaped like the result's alpha" + (" or None" if self.optional else "")
         what = {"M": "one entry per kernel", "n": "one entry per point"}[self.size]
         sign = "non-negative " if self.nonnegative else ""
         return f"a 1-D array of {sign}finite numbers, {what}" + (" or None" if self.optional else "")
@@ -92,7 +94,12 @@ class Vector:
             arr = np.array(value, copy=True)
         except (TypeError, ValueError):
             raise ValueError from None
-        if arr.dtype.kind not in "iuf" or arr.ndim != 1 or arr.size != sizes[self.size]:
+        if self.size == "alpha":  # the loss's dual shape: (n,), or (classes, n) for ovr_hinge
+            shape = tuple(sizes["alpha"])
+            if arr.dtype.kind not in "iuf" or arr.size != int(np.prod(shape)) or arr.ndim not in (1, len(shape)):
+                raise ValueError
+            arr = arr.reshape(shape)
+        elif arr.dtype.kind not in "iuf" or arr.ndim != 1 or arr.size != sizes[self.size]:
             raise ValueError
         arr = arr.astype(float)
         if not np.all(np.isfinite(arr)) or (self.nonnegative and np.any(arr < 0)):
@@ -139,7 +146,7 @@ def _finite_number(value: Any) -> float:
     return v
 
 
-def check_options(owner: str, declared: dict, options: dict, **sizes: int) -> dict:
+def check_options(owner: str, declared: dict, options: dict, **sizes) -> dict:
     """``options`` with every declared one checked (and vectors copied); undeclared ones pass as given.
 
     Raises :class:`InvalidInputError` naming ``owner``, the option, the value and
@@ -156,7 +163,9 @@ def check_options(owner: str, declared: dict, options: dict, **sizes: int) -> di
             shown = _shown(value)
             want = rule.describe().replace("one entry per kernel", f"{sizes.get('M')} entries (one per "
                                            "kernel)").replace("one entry per point",
-                                                              f"{sizes.get('n')} entries (one per point)")
+                                                              f"{sizes.get('n')} entries (one per point)"
+                                                              ).replace("the result's alpha",
+                                                                        f"the result's alpha {sizes.get('alpha')}")
             raise InvalidInputError(f"{owner}: {name} must be {want}, got {shown}.") from None
     return checked
 

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .exact import gap_tolerance, prepare, solve
 from ._options import check_options
 from ._validation import check_max_iter, check_time_limit, check_tol
@@ -104,7 +106,7 @@ def prepare_fit(kernels, y, settings: FitSettings, *, C, p, regularizer, loss):
     data, classes = prepare(kernels, y, C=C, p=p, regularizer=regularizer, psd=psd, loss=loss,
                             needs_dense=dense)
     params = check_options(f"driver '{driver}'", DRIVERS[driver].declared_options(), settings.params,
-                           n=data.n, M=data.M)
+                           n=data.n, M=data.M, alpha=np.shape(data.y))
     settings = dataclasses.replace(settings, driver=driver, tol=tol, time_limit=time_limit,
                                    max_iter=max_iter, params=params)
     return data, classes, settings

@@ -205,3 +205,105 @@ def test_recertifying_by_loss_name_keeps_the_saved_parameters(saved_problem, tmp
     other = type(mklopt.losses.as_loss(loss))(**{k: v * 2 for k, v in params.items()})
     with pytest.raises(MKLError, match="contradict"):
         certify_result(ks, y, result, loss=other)
+
+
+# --------------------------------------------------------------- foreign exceptions
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = np.sign(X[:, 0] + 0.1)
+    ks = mklopt.KernelSet.from_data(X, ["linear", ("rbf", {"gamma": 0.5})]).normalized("trace")
+    return X, y, ks
+
+
+@pytest.mark.parametrize("formulation", ["lp_dual", "lp_primal", "lp_block_primal"])
+@pytest.mark.parametrize("p", [1.0001, 2000.0, 1e4])
+def test_exponents_cvxpy_cannot_state_are_refused(small, formulation, p):
+    _, y, ks = small
+    try:
+        result = mklopt.solve(ks, y, formulation, p=p)
+    except MKLError as exc:
+        assert "power cones" in str(exc) and "driver='wrapper'" in str(exc)
+    else:  # the block primal's b = 2p/(p+1) is representable for large p: then it must be certified
+        assert result.status == "optimal", result.message
+        reference = mklopt.fit(ks, y, "wrapper", p=p, tol=1e-6)
+        assert result.dual <= reference.primal + 1e-6 and reference.dual <= result.primal + 1e-6
+
+
+def test_certify_with_huge_finite_weights_projects_them(small):
+    _, y, ks = small
+    cert = mklopt.certify(ks, y, np.array([1e16, 1.0]), np.zeros(ks.n), repair=True)
+    np.testing.assert_allclose(cert.weights, [1.0, 0.0])
+    assert not mklopt.certify(ks, y, np.array([1e16, 1.0]), np.zeros(ks.n)).feasible
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.full((30, 3), np.nan), "NaN"), (np.full((30, 3), np.inf), "NaN or infinite"),
+    (np.zeros((30, 0)), "at least one row and one feature"), (np.zeros((0, 3)), "at least one row"),
+    (np.zeros(30), "2-D"), (np.zeros((1, 30, 3)), "2-D"), (np.ones((30, 3)) + 1j, "complex"),
+    (np.full((30, 3), 1e300), "overflow"), (np.array([["a", "b"]] * 30, dtype=object), "not numbers"),
+])
+@pytest.mark.parametrize("path", [{}, {"rank": 5}, {"lazy": True}])
+def test_bad_features_end_in_a_kernel_error(X, match, path):
+    before = X.copy()
+    with pytest.raises(mklopt.exceptions.KernelError, match=match):
+        mklopt.KernelSet.from_data(X, ["linear"], **path)
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("columns, ok", [(None, False), (1, True), (2.5, False), ([0, 2], True)])
+def test_view_columns(columns, ok):
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    view = mklopt.ViewKernel("linear", columns)
+    if ok:
+        ks = mklopt.KernelSet.from_data(X, [view])
+        cols = np.atleast_1d(columns)
+        np.testing.assert_allclose(ks.K[0], X[:, cols] @ X[:, cols].T, atol=1e-12)
+    else:
+        with pytest.raises(mklopt.exceptions.KernelError, match="columns must be"):
+            mklopt.KernelSet.from_data(X, [view])
+
+
+@pytest.mark.parametrize("path", [{}, {"rank": 20}, {"lazy": True}])
+def test_view_with_scale_gamma_on_every_path(path):
+    from sklearn.metrics.pairwise import rbf_kernel
+    X = np.random.default_rng(0).standard_normal((20, 4))
+    view = mklopt.ViewKernel(("rbf", {"gamma": "scale"}), [0, 1])
+    ks = mklopt.KernelSet.from_data(X, [view], **path)
+    dense = ks.dense() if hasattr(ks, "dense") else ks
+    gamma = 1.0 / (2 * X[:, :2].var())
+    np.testing.assert_allclose(dense.K[0], rbf_kernel(X[:, :2], gamma=gamma), atol=1e-8)
+
+
+def test_exact_solve_on_kernels_on_the_fly_says_what_to_do(small):
+    X, y, _ = small
+    lazy = mklopt.KernelSet.from_data(X, ["linear"], lazy=True)
+    with pytest.raises(MKLError, match="dense"):
+        mklopt.solve(lazy, y, "qcqp_l1")
+
+
+def test_predict_refuses_nan_test_kernels_and_kernel_sets_it_cannot_use(small):
+    X, y, ks = small
+    result = mklopt.fit(ks, y, "cutting_plane")
+    T = ks.K.copy()
+    T[0, 0, 0] = np.nan
+    for call in (result.predict, result.decision_function):
+        with pytest.raises(MKLError, match="NaN"):
+            call(T)
+    np.testing.assert_allclose(result.decision_function(ks), result.decision_function(ks.K))
+    for other in (mklopt.KernelSet.from_data(X, ["linear", "rbf"], lazy=True),
+                  mklopt.KernelSet.from_data(X, ["linear", "rbf"], rank=5)):
+        with pytest.raises(MKLError, match="test_kernels|transform_test"):
+            result.predict(other)
+
+
+def test_one_vs_rest_warm_start_takes_the_result_alpha(small):
+    _, _, ks = small
+    classes = np.arange(ks.n) % 3
+    first = mklopt.fit(ks, classes, "chunking", loss="ovr_hinge")
+    for init in (first.alpha, first.alpha.ravel()):
+        again = mklopt.fit(ks, classes, "chunking", loss="ovr_hinge", init_alpha=init)
+        assert again.status == "converged" and again.iterations <= first.iterations
+    with pytest.raises(MKLError, match="shaped like the result's alpha"):
+        mklopt.fit(ks, classes, "chunking", loss="ovr_hinge", init_alpha=np.zeros(ks.n))

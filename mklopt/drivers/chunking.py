@@ -107,7 +107,7 @@ class Chunking(Driver):
 
     name = "chunking"
     losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")
-    options = {"init_alpha": Vector("n"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
+    options = {"init_alpha": Vector("alpha"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
                "cache_mb": Real(0, open="low"), "shrinking": Flag()}
     default_max_iter = 100_000
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ..kernels import kernel_stack
-from ..kernels.views import ViewKernel
+from ..kernels.views import resolve_scale, scale_gamma
 
 __all__ = ["default_kernels", "resolve_kernel_specs", "diagonals"]
 
@@ -43,8 +43,7 @@ def default_kernels(gamma: float) -> list[tuple[str, dict]]:
 
 
 def _scale_gamma(X: np.ndarray) -> float:
-    var = float(X.var()) if X.size else 0.0
-    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+    return scale_gamma(X)
 
 
 def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray,
@@ -77,20 +76,12 @@ def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray,
     specs = list(kernels)
     if not specs:
         raise InvalidInputError("kernels is empty; give at least one spec, e.g. [('rbf', {'gamma': 0.1})].")
-    return [spec.resolved(X, feature_names) if isinstance(spec, ViewKernel) else _resolve_one(spec, gamma)
-            for spec in specs]
+    return resolve_scale(specs, X, feature_names)
 
 
 def _is_pair(spec: Any) -> bool:
     """``(name, params)``: one kernel spec rather than a sequence of specs."""
     return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict)
-
-
-def _resolve_one(spec: Any, gamma: float) -> Any:
-    if _is_pair(spec):
-        params = {k: (gamma if k == "gamma" and v == "scale" else v) for k, v in spec[1].items()}
-        return (spec[0], params)
-    return spec
 
 
 def diagonals(X: np.ndarray, specs: Sequence[Any], chunk: int = 256) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..exceptions import FormulationError
 from ..regularizers import BlockNorm, LpBall, block_from_weight_norm
+from ..regularizers.norms import conic_norm
 from ._base import Formulation, MKLData, Model, PrimalPoint, primal_blocks, primal_part
 
 
@@ -43,7 +44,7 @@ def build(data: MKLData, b: float | None = None) -> Model:
     blocks, outputs = primal_blocks(data)
     fit = primal_part(data, outputs)
     norms = cp.hstack([cp.norm(w_m, 2) for w_m in blocks])
-    block = cp.norm(norms, bnorm) if bnorm != 1 else cp.sum(norms)
+    block = conic_norm(norms, bnorm, f"block norm b = {bnorm:.6g}") if bnorm != 1 else cp.sum(norms)
     problem = cp.Problem(cp.Minimize(0.5 * cp.square(block) + fit.term), fit.constraints)
 
     def alpha_value() -> np.ndarray:

@@ -24,7 +24,9 @@ from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
 from ._stack import OwnedStack, as_stack, check_names, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
+from .views import resolve_scale
 from .feature_variance import data_variances
+from .features import check_features
 from .rounding import DataScales
 from .products import combine, quadratic_terms
 
@@ -205,6 +207,8 @@ class KernelSet(_Normalizing, _Spectral):
         evaluates kernel columns when a solver asks (``driver="chunking"``);
         ``normalization`` may then be None, ``"trace"`` or ``"spherical"``.
         """
+        X = check_features(X)
+        specs = resolve_scale(list(specs), X) if isinstance(specs, (list, tuple)) else specs
         if lazy:
             if rank is not None or kwargs:
                 raise KernelError("lazy=True takes neither rank= nor validation options: kernels "

@@ -140,6 +140,14 @@ class LazyKernelSet(KernelSet):
         return LazyKernelSet(self.X, [self.specs[m] for m in idx], [self.names[m] for m in idx],
                              normalization=self.normalization)
 
+    def factor(self, m: int) -> np.ndarray:
+        raise KernelError(
+            "an exact solve (mklopt.solve) states the problem with factors of the dense kernels; these "
+            "are computed on the fly. Pass ks.dense() (small n), or use mklopt.fit(..., 'chunking').")
+
+    def factors(self) -> list[np.ndarray]:
+        return [self.factor(m) for m in range(self.M)]
+
     def dense(self) -> KernelSet:
         """The same kernels as a dense :class:`KernelSet` (M n² memory: small n only)."""
         stack = kernel_stack(self.X, self.specs)

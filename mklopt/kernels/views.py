@@ -27,7 +27,7 @@ import numpy as np
 from ..exceptions import KernelError
 from .construct import KernelSpec, kernel_stack, spec_name
 
-__all__ = ["ViewKernel", "views"]
+__all__ = ["ViewKernel", "views", "resolve_scale", "scale_gamma"]
 
 
 class ViewKernel:
@@ -64,6 +64,11 @@ class ViewKernel:
     def index(self, d: int, names: Sequence[str] | None = None) -> np.ndarray:
         """The view's columns as sorted-as-given integer indices into ``d`` features."""
         cols = self.columns
+        if isinstance(cols, (int, np.integer)) and not isinstance(cols, bool):
+            cols = [int(cols)]
+        if cols is None or isinstance(cols, (bool, float, dict)):
+            raise KernelError(f"view {self.view!r}: columns must be integers, a slice, a boolean mask "
+                              f"or column names, got {self.columns!r}.")
         if isinstance(cols, slice):
             idx = np.arange(d)[cols]
         elif isinstance(cols, str):
@@ -103,13 +108,7 @@ class ViewKernel:
         """The same kernel with integer columns and ``gamma="scale"`` fixed from the view of ``X``."""
         X = np.asarray(X, dtype=float)
         idx = self.index(X.shape[1], names)
-        spec = self.spec
-        if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict) \
-                and spec[1].get("gamma") == "scale":
-            view = X[:, idx]
-            var = float(view.var()) if view.size else 0.0
-            spec = (spec[0], {**spec[1], "gamma": 1.0 / (idx.size * var) if var > 0 else 1.0})
-        return ViewKernel(spec, idx.tolist(), self.view)
+        return ViewKernel(_resolved(self.spec, scale_gamma(X[:, idx])), idx.tolist(), self.view)
 
     def __call__(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         idx = self.index(X.shape[1])
@@ -138,3 +137,37 @@ def views(groups: Mapping[str, Any], specs: Sequence[KernelSpec] | KernelSpec) -
     if not specs:
         raise KernelError("views needs at least one kernel spec, e.g. ['linear'].")
     return [ViewKernel(spec, columns, str(name)) for name, columns in groups.items() for spec in specs]
+
+
+def scale_gamma(X: np.ndarray) -> float:
+    """scikit-learn's ``"scale"``: :math:`\\gamma = 1/(d\\operatorname{Var}X)` (1 for constant data)."""
+    var = float(X.var()) if X.size else 0.0
+    return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+
+
+def resolve_scale(specs: Sequence[KernelSpec], X: np.ndarray,
+                  names: Sequence[str] | None = None) -> list[KernelSpec]:
+    """The specs with ``"gamma": "scale"`` fixed from ``X`` (a view's from its own columns) and
+    views given integer columns (:meth:`ViewKernel.resolved`)."""
+    gamma = None
+    out = []
+    for spec in specs:
+        if isinstance(spec, ViewKernel):
+            out.append(spec.resolved(X, names))
+            continue
+        if gamma is None and _wants_scale(spec):
+            gamma = scale_gamma(np.asarray(X, dtype=float))
+        out.append(_resolved(spec, gamma))
+    return out
+
+
+def _wants_scale(spec: Any) -> bool:
+    return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict) \
+        and isinstance(spec[1].get("gamma"), str) and spec[1]["gamma"] == "scale"
+
+
+def _resolved(spec: Any, gamma: float | None) -> Any:
+    """``spec`` with ``"gamma": "scale"`` replaced by ``gamma``."""
+    if not _wants_scale(spec):
+        return spec
+    return (spec[0], {**spec[1], "gamma": gamma})

@@ -8,7 +8,7 @@ import cvxpy as cp
 import numpy as np
 
 from .base import Regularizer
-from .norms import check_p, conjugate_exponent
+from .norms import check_p, conic_norm, conjugate_exponent
 
 __all__ = ["LpBall", "L1", "stable_norm"]
 
@@ -30,9 +30,13 @@ def _simplex_ball_projection(mu: np.ndarray) -> np.ndarray:
     if clipped.sum() <= 1.0:
         return clipped
     u = np.sort(mu)[::-1]
-    cum = np.cumsum(u) - 1.0
-    k = np.flatnonzero(u - cum / np.arange(1, u.size + 1) > 0)[-1]
-    return np.clip(mu - cum[k] / (k + 1.0), 0, None)
+    count = np.arange(1, u.size + 1)
+    # mu - tau_k with tau_k = (sum_{j<=k} u_j - 1)/(k+1), formed as (mu - mean_k) + 1/(k+1): the
+    # difference first, so that weights like [1e16, 1] keep their unit of room (mu - tau in
+    # that order rounds it away); k = 0 always qualifies
+    means = np.cumsum(u) / count
+    k = int(np.flatnonzero(u - means + 1.0 / count > 0)[-1])
+    return np.clip((mu - means[k]) + 1.0 / (k + 1.0), 0, None)
 
 
 class LpBall(Regularizer):
@@ -56,7 +60,7 @@ class LpBall(Regularizer):
             return [mu <= 1]
         if self.p == 1:
             return [cp.sum(mu) <= 1]
-        return [cp.pnorm(mu, self.p) <= 1]
+        return [conic_norm(mu, self.p, f"p = {self.p:g}") <= 1]
 
     def check(self, M: int) -> None:
         """Always compact, non-empty and DCP."""
@@ -76,7 +80,7 @@ class LpBall(Regularizer):
             return cp.max(u)
         if q == 1:
             return cp.sum(u)
-        return cp.pnorm(u, q)
+        return conic_norm(u, q, f"p = {self.p:g} (conjugate exponent p* = {q:.6g})")
 
     def argmin_weights(self, wnorm2):
         a = np.clip(np.asarray(wnorm2, dtype=float), 0, None)

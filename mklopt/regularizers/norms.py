@@ -14,6 +14,26 @@ from ..exceptions import InvalidInputError
 __all__ = ["check_p", "conjugate_exponent", "block_from_weight_norm", "weight_from_block_norm"]
 
 
+#: Exponents CVXPY's rational power cones represent to the certificate's precision: beyond
+#: them its approximation divides by zero (q = 10001), is not DCP, or leaves a gap of 1e-4.
+CONIC_EXPONENTS = (1.0005, 1002.0)
+
+
+def conic_norm(x, q: float, what: str):
+    """``cp.pnorm(x, q)`` for an exponent CVXPY represents (:data:`CONIC_EXPONENTS`), else an
+    :class:`InvalidInputError` saying what takes any p."""
+    import cvxpy as cp
+
+    low, high = CONIC_EXPONENTS
+    if not low <= q <= high:
+        raise InvalidInputError(
+            f"{what}: the exact solve states a norm of exponent {q:.6g} with CVXPY's power cones, "
+            f"which represent exponents in [{low:g}, {high:g}] (and 1, inf) only. Use p = 1, p in "
+            "[1.001, 1000] or p = inf, or an outer loop (mklopt.fit with driver='wrapper' or "
+            "'chunking'), whose closed forms take any p.")
+    return cp.pnorm(x, q)
+
+
 def check_p(p) -> float:
     """Validate a weight norm ``p`` in :math:`[1, \\infty]`."""
     if isinstance(p, bool) or not isinstance(p, numbers.Real):

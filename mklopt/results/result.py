@@ -121,6 +121,7 @@ class MKLResult:
         -------
         ndarray (n_test,), or (n_test, n_classes) for ``"ovr_hinge"`` (one offset per class)
         """
+        test_kernels = _test_array(test_kernels)
         if getattr(self.regularizer, "degree", 1) != 1:  # polynomial_krr: (sum_m mu_m K_m(x, X))^d c
             return self.regularizer.decision_values(test_kernels, self.weights, self.dual_coef) + self.bias
         if hasattr(test_kernels, "products"):  # test factors: K_m(x, X) c without K_m(x, X)
@@ -170,6 +171,26 @@ def _factor_decision_values(test, weights: np.ndarray, coef: np.ndarray, bias) -
                                 f"training points; this result has M={weights.size}, "
                                 f"n={coef.shape[-1]} (per-kernel coefficients need dense kernels).")
     return np.tensordot(np.asarray(weights, dtype=float), test.products(coef), axes=1) + np.asarray(bias)
+
+
+def _test_array(test_kernels):
+    """Test kernels as given, checked: a training :class:`~mklopt.kernels.KernelSet` gives its
+    dense stack (predictions on the training points); NaN or infinite entries are refused."""
+    if getattr(test_kernels, "factored", None) is not None:  # a KernelSet (dense, lazy or factors)
+        if getattr(test_kernels, "lazy", False) or getattr(test_kernels, "factored", False):
+            raise InvalidInputError(
+                "decision_function takes test kernels, not a kernel set on the fly or of factors: pass "
+                "ks.test_kernels(X_test) (on the fly) or ks.transform_test(X_test) (factors).")
+        test_kernels = test_kernels.K
+    if hasattr(test_kernels, "products"):
+        return test_kernels
+    try:
+        T = np.asarray(test_kernels, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError("test kernels must be a real (M, n_test, n_train) array.") from None
+    if not np.all(np.isfinite(T)):
+        raise InvalidInputError("test kernels contain NaN or infinite values; check the test features.")
+    return T
 
 
 def decision_values(T: np.ndarray, weights: np.ndarray, coef: np.ndarray, bias) -> np.ndarray:
