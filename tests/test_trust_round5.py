@@ -307,3 +307,81 @@ def test_one_vs_rest_warm_start_takes_the_result_alpha(small):
         assert again.status == "converged" and again.iterations <= first.iterations
     with pytest.raises(MKLError, match="shaped like the result's alpha"):
         mklopt.fit(ks, classes, "chunking", loss="ovr_hinge", init_alpha=np.zeros(ks.n))
+
+
+# --------------------------------------------------------------- sweep fingerprints
+def _fingerprint(kernels, resume):
+    from mklopt.model_selection.sweep_log import sweep_fingerprint
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([0, 1] * 3)
+    splits = [(np.arange(3), np.arange(3, 6))]
+    return sweep_fingerprint(X, y, [{"C": 1.0, "kernels": kernels}], mklopt.MKLClassifier(kernels=kernels),
+                             "accuracy", splits, resume=resume)
+
+
+def test_sweep_fingerprint_tells_partial_kernels_apart():
+    import functools
+    from sklearn.metrics.pairwise import rbf_kernel
+    first = _fingerprint([functools.partial(rbf_kernel, gamma=0.1)], True)
+    assert first == _fingerprint([functools.partial(rbf_kernel, gamma=0.1)], True)
+    assert first != _fingerprint([functools.partial(rbf_kernel, gamma=1000)], True)
+
+
+def test_sweep_with_lambda_kernels_refuses_resume_and_never_shares_a_log():
+    with pytest.raises(MKLError, match="resume is refused"):
+        _fingerprint([lambda A, B: A @ B.T], True)
+    assert _fingerprint([lambda A, B: A @ B.T], False) != _fingerprint([lambda A, B: A @ B.T], False)
+
+
+# --------------------------------------------------------------- spectrahedron
+def _nearly_dependent(n: int):
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X)[:n], np.where(y[:n] == 1, 1, -1)
+    specs = [("rbf", {"gamma": 1e-3 * 1.2**k}) for k in range(4)]
+    return mklopt.KernelSet.from_data(X, specs).normalized("trace"), y
+
+
+def test_lanckriet_sdp_on_nearly_dependent_kernels_is_certified_by_an_independent_bound():
+    import cvxpy as cp
+    from mklopt import Spectrahedron
+    ks, y = _nearly_dependent(40)
+    flat = ks.K.reshape(4, -1)
+    values = np.linalg.eigvalsh(flat @ flat.T)
+    assert values[0] < 1e-10 * values[-1]  # what made the old bound infinite (an SDP per certificate)
+    result = mklopt.solve(ks, y, "lanckriet_sdp", C=1.0)
+    assert result.status == "optimal" and result.rel_gap <= 1e-6
+    reg = Spectrahedron(ks.K, result.info["trace"])
+    s = np.einsum("mij,i,j->m", ks.K, y * result.alpha, y * result.alpha)
+    # the maximum of s'mu over the set, by CVXPY's SDP (independent of the bound), at a point
+    # moved exactly into the set: a value the certified bound must not undercut
+    mu = cp.Variable(4)
+    cp.Problem(cp.Maximize(s @ mu), reg.constraints(mu)).solve(solver="CLARABEL")
+    inside = reg.into_set(mu.value)
+    assert reg.violation(inside) <= 0.0
+    ours = reg.support(s)
+    assert ours >= float(s @ inside)
+    # and not loose: within 1e-4 (the interior point stops at a gap scaled by the set's radius)
+    assert ours <= float(s @ inside) * (1 + 1e-4)
+
+
+def test_spectrahedron_of_exactly_dependent_kernels_names_them():
+    from mklopt import Spectrahedron
+    ks, y = _nearly_dependent(30)
+    K = np.concatenate([ks.K, (0.5 * (ks.K[0] + ks.K[1]))[None]])
+    with pytest.raises(MKLError, match=r"kernels \[0, 1, 4\] are linearly dependent"):
+        mklopt.certify(K, y, np.full(5, 0.2), np.full(30, 0.01), regularizer=Spectrahedron(K))
+
+
+def test_certify_infeasible_spectrahedron_candidate_does_not_project_without_repair(monkeypatch):
+    from mklopt import Spectrahedron
+    ks, y = _nearly_dependent(30)
+    reg = Spectrahedron(ks.K)
+
+    def no_sdp(*args, **kwargs):
+        raise AssertionError("the SDP projection ran without repair=True")
+
+    monkeypatch.setattr(Spectrahedron, "project", no_sdp)
+    cert = mklopt.certify(ks, y, np.array([3.0, -2.0, 0.5, 0.0]), np.full(30, 0.01), regularizer=reg)
+    assert not cert.feasible and "nearby feasible point" in cert.message

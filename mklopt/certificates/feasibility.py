@@ -18,7 +18,7 @@ __all__ = ["FEASIBILITY_TOL", "relative_violation", "convention_hint"]
 FEASIBILITY_TOL = 1e-8
 
 
-def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
+def relative_violation(regularizer: Regularizer, weights: np.ndarray, tol: float = FEASIBILITY_TOL) -> float:
     """Violation of Θ by ``weights`` as given, free of units and of the scale of Θ.
 
     Two parts, the larger is returned. Negative entries count relative to
@@ -35,7 +35,10 @@ def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     are in whatever units the constraints are written in, so they only
     decide *whether* the candidate is outside; the verdict is the same when
     Θ and the candidate are scaled together. A weight set of signed weights
-    (``signed = True``) counts the distance of μ itself to its projection.
+    (``signed = True``) counts the distance of μ itself to Θ: bracketed first by the set's
+    cheap bounds (:meth:`distance_bounds`), and by the projection only when they straddle
+    ``tol`` (the projection onto a spectrahedron is an :math:`n\\times n` SDP). Beyond
+    ``tol`` the value is then a lower bound on the distance.
     """
     weights = np.asarray(weights, dtype=float)
     if regularizer.violation(weights) <= 0.0:
@@ -45,6 +48,9 @@ def relative_violation(regularizer: Regularizer, weights: np.ndarray) -> float:
     extent = 2.0 * regularizer.dual_penalty(direction)  # sigma_Theta(u)
     scale = max(float(np.max(np.abs(weights))), extent, np.finfo(float).tiny)
     if getattr(regularizer, "signed", False):  # weights of any sign: the distance to Θ alone
+        low, high = regularizer.distance_bounds(weights)
+        if low / scale > tol or high / scale <= tol:
+            return (low if low / scale > tol else high) / scale
         return float(np.max(np.abs(weights - regularizer.project(weights)))) / scale
     negative = float(np.max(-weights, initial=0.0)) / scale
     plus = np.clip(weights, 0.0, None)

@@ -237,13 +237,16 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     alpha = check_vector(alpha, y_pm.size, "alpha").reshape(y_pm.shape)
     reg.check(ks.M)
     reg.check_points(ks.n)
-    violation = relative_violation(reg, weights)
+    violation = relative_violation(reg, weights, feasibility_tol)
     terms = _alpha_terms(ks, y_pm, alpha, C, reg, loss)  # shared by every verdict below
     if violation <= feasibility_tol:
         cert = _evaluate(terms, y_pm, reg.into_set(weights), C, reg, loss=loss)
         cert.violation = violation
         return cert
-    nearest = _evaluate(terms, y_pm, reg.project(weights), C, reg, loss=loss)
+    # the message's point is a cheap feasible one (the projection itself where it is cheap);
+    # a repair asked for is the projection
+    nearest = _evaluate(terms, y_pm, reg.project(weights) if repair else reg.nearby_point(weights), C,
+                        reg, loss=loss)
     outside = f"the weights are outside the weight set {reg.name} by {violation:.3g} (relative)"
     if repair:
         nearest.violation, nearest.repaired = violation, True
@@ -251,7 +254,7 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
         return nearest
     cert = _evaluate(terms, y_pm, weights, C, reg, feasible=False, loss=loss)
     cert.violation = violation
-    cert.message = (f"not certified: {outside}; the nearest feasible point certifies at rel_gap "
+    cert.message = (f"not certified: {outside}; a nearby feasible point certifies at rel_gap "
                     f"{nearest.rel_gap:.2e} (repair=True / --repair)."
                     + convention_hint(reg, weights))
     return cert

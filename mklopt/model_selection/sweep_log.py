@@ -21,7 +21,9 @@ the log is read back.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -59,8 +61,16 @@ def sweep_fingerprint(X: np.ndarray, y: np.ndarray, candidates: Sequence[Mapping
     digest = hashlib.sha256()
     for array in (np.ascontiguousarray(X), np.ascontiguousarray(y)):
         digest.update(exact_token(array).encode())
-    digest.update(json.dumps([params_key(c) for c in candidates]).encode())
-    digest.update(exact_token(sorted(estimator.get_params(deep=False).items(), key=str)).encode())
+    try:
+        digest.update(exact_token(list(candidates)).encode())
+        digest.update(exact_token(sorted(estimator.get_params(deep=False).items(), key=str)).encode())
+    except Unidentifiable as exc:
+        if resume:
+            raise InvalidInputError(
+                f"{exc.what} cannot be identified by value (a lambda, a closure or an object without a "
+                "stable description), so a log cannot be checked against it and resume is refused. "
+                "Use a function defined at module level (functools.partial of one is fine).") from None
+        digest.update(os.urandom(16))  # a one-off sweep: no later sweep takes this log for its own
     digest.update(_scorer_token(scoring, resume).encode())
     for _, test in splits:
         digest.update(np.asarray(test, dtype=np.int64).tobytes() + b"|")
@@ -72,8 +82,10 @@ def exact_token(value: Any) -> str:
 
     Floats by their hexadecimal bits, arrays by dtype, shape and a hash of their
     bytes, containers element by element, functions and classes by their
-    qualified name, estimators by their class and parameters. Anything else by
-    ``repr``, unless that holds a memory address (then its type name only).
+    qualified name (``functools.partial`` by its function and arguments),
+    estimators by their class and parameters. Anything else by ``repr``. A value
+    nothing identifies by value (a lambda, a closure, a repr holding a memory
+    address) raises :class:`Unidentifiable`: never a fall-back to a type name.
     """
     if value is None or isinstance(value, (bool, int, str, bytes)):
         return f"{type(value).__name__}:{value!r}"
@@ -92,10 +104,28 @@ def exact_token(value: Any) -> str:
         return "map{" + ",".join(f"{k}={v}" for k, v in items) + "}"
     if hasattr(value, "get_params") and not isinstance(value, type):
         return f"{_qualified(type(value))}({exact_token(value.get_params(deep=False))})"
+    if isinstance(value, functools.partial):
+        return (f"partial:{exact_token(value.func)}:{exact_token(list(value.args))}:"
+                f"{exact_token(dict(value.keywords))}")
     if callable(value) and hasattr(value, "__qualname__"):
-        return f"callable:{_qualified(value)}"
+        name = _qualified(value)
+        if "<lambda>" in name or "<locals>" in name:
+            raise Unidentifiable(f"the function {name}")
+        owner = getattr(value, "__self__", None)  # a bound method: its object too
+        return f"callable:{name}" + ("" if owner is None or isinstance(owner, type) or
+                                     inspect.ismodule(owner) else f"@{exact_token(owner)}")
     text = repr(value)
-    return f"{type(value).__name__}:{text}" if " at 0x" not in text else _qualified(type(value))
+    if " at 0x" in text:
+        raise Unidentifiable(f"the {type(value).__name__} object {text[:60]}")
+    return f"{type(value).__name__}:{text}"
+
+
+class Unidentifiable(Exception):
+    """A value that nothing identifies in another process (the sweep cannot resume against it)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
 
 
 def _qualified(obj: Any) -> str:
@@ -126,6 +156,9 @@ def params_key(params: Mapping[str, Any]) -> str:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, functools.partial):
+        return {"partial": _plain(value.func), "args": _plain(list(value.args)),
+                "keywords": _plain(dict(value.keywords))}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):

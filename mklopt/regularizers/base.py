@@ -77,6 +77,17 @@ class Regularizer:
     def check_points(self, n: int) -> None:
         """Raise when the set is tied to kernels over another number of points (default: it is not)."""
 
+    def nearby_point(self, mu: np.ndarray) -> np.ndarray:
+        """A point of Θ near ``mu`` whose distance bounds the violation (default: the projection;
+        a set whose projection is dear gives a cheaper point, never a nearer one)."""
+        return self.project(mu)
+
+    def distance_bounds(self, mu: np.ndarray) -> tuple[float, float]:
+        """``(low, high)`` around the max-norm distance of ``mu`` to Θ (default: both the
+        projection's)."""
+        d = float(np.max(np.abs(np.asarray(mu, dtype=float) - self.project(mu))))
+        return d, d
+
     def contains_zero(self, M: int) -> bool:
         """Whether :math:`0 \\in \\Theta` (then a candidate can be scaled into the set)."""
         return self.violation(np.zeros(M)) <= 1e-12

@@ -25,7 +25,7 @@ def conic_norm(x, q: float, what: str):
     import cvxpy as cp
 
     low, high = CONIC_EXPONENTS
-    if not low <= q <= high:
+    if not (q in (1.0, math.inf) or low <= q <= high):
         raise InvalidInputError(
             f"{what}: the exact solve states a norm of exponent {q:.6g} with CVXPY's power cones, "
             f"which represent exponents in [{low:g}, {high:g}] (and 1, inf) only. Use p = 1, p in "
