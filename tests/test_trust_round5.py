@@ -385,3 +385,25 @@ def test_certify_infeasible_spectrahedron_candidate_does_not_project_without_rep
     monkeypatch.setattr(Spectrahedron, "project", no_sdp)
     cert = mklopt.certify(ks, y, np.array([3.0, -2.0, 0.5, 0.0]), np.full(30, 0.01), regularizer=reg)
     assert not cert.feasible and "nearby feasible point" in cert.message
+
+
+def test_cli_refuses_a_kernel_parameter_given_twice(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data.npz"
+    X = rng.standard_normal((20, 2))
+    np.savez(data, X=X, y=np.sign(X[:, 0] + 0.1))
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error
+        main(["solve", "--data", str(data), "--kernel", "rbf:gamma=0.1,gamma=0.2"])
+    assert stop.value.code == 2
+    assert "given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arrays, args", [
+    ({"X": np.zeros((20, 0))}, []),
+    ({"X": np.random.default_rng(0).standard_normal((20, 2))}, ["--formulation", "lp_dual", "--p", "1.0001"]),
+])
+def test_cli_bad_input_exits_2_not_70(tmp_path, capsys, arrays, args):
+    data = tmp_path / "data.npz"
+    np.savez(data, y=np.sign(np.arange(20) - 9.5), **arrays)
+    assert main(["solve", "--data", str(data), "--kernel", "linear", "--kernel", "rbf", *args]) == 2
+    assert "internal error" not in capsys.readouterr().err

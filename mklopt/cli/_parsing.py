@@ -130,6 +130,9 @@ def parse_kernel_spec(text: str) -> Any:
         if key not in allowed:
             raise argparse.ArgumentTypeError(
                 f"kernel {name!r} has no parameter {key!r} (it takes {sorted(allowed) or 'none'})")
+        if key in params:
+            raise argparse.ArgumentTypeError(f"kernel parameter {key!r} given twice in {text!r}; "
+                                             "give each once (two kernels are two --kernel options)")
         value = _value(val)
         if not (key == "gamma" and value == "scale") and (
                 isinstance(value, str) or not math.isfinite(value)):
