@@ -214,7 +214,7 @@ def _low_rank_float32() -> np.ndarray:
 
 
 VALID = [
-    ("float32 low-rank PSD", lambda: mklopt.KernelSet(_low_rank_float32())),
+    ("float32 low-rank PSD, rounding clipped", lambda: mklopt.KernelSet(_low_rank_float32(), psd_tol=1e-6)),
     ("one pandas DataFrame", lambda: mklopt.KernelSet(__import__("pandas").DataFrame(K[0]))),
     ("list of DataFrames", lambda: mklopt.KernelSet([__import__("pandas").DataFrame(k) for k in K])),
     ("integer kernels", lambda: mklopt.KernelSet(np.round(K * 10).astype(int) + 40 * np.eye(N, dtype=int))),

@@ -12,6 +12,7 @@ from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
 
 import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
+from mklopt.kernels.feature_variance import feature_variances
 from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._rows import squared_distances
@@ -133,7 +134,10 @@ def test_training_rbf_kernels_are_numpys_exp_of_the_symmetrized_distances():
     D = euclidean_distances(Xc, Xc, squared=True)
     D = (D + D.T) * 0.5
     for K, (_, params) in zip(stack, specs):
-        assert np.array_equal(K, np.exp(D * -params["gamma"]))
+        # the distances come by row blocks, whose GEMM may round otherwise than the whole
+        # matrix's (OpenBLAS picks kernels by shape): equal to that rounding, d eps |x|^2
+        bound = params["gamma"] * _gemm_rounding(Xc)
+        np.testing.assert_allclose(K, np.exp(D * -params["gamma"]), rtol=0, atol=bound)
         assert np.array_equal(K, K.T)
 
 
@@ -153,9 +157,18 @@ def test_squared_distances_by_row_blocks_are_scikit_learns(monkeypatch, n):
     rng = np.random.default_rng(n)
     X, Y = rng.standard_normal((n, 5)) + 30.0, rng.standard_normal((7, 5)) + 30.0
     D = squared_distances(X, X)
-    assert np.array_equal(D, euclidean_distances(X, X, squared=True))
+    # each row block's GEMM may round otherwise than the whole matrix's (OpenBLAS picks its
+    # kernels by shape): equal to that rounding, d eps max |x|^2
+    bound = _gemm_rounding(np.vstack([X, Y]))
+    np.testing.assert_allclose(D, euclidean_distances(X, X, squared=True), rtol=0, atol=bound)
     assert np.all(np.diag(D) == 0.0) and D.min() >= 0.0
-    assert np.array_equal(squared_distances(X, Y), euclidean_distances(X, Y, squared=True))
+    np.testing.assert_allclose(squared_distances(X, Y), euclidean_distances(X, Y, squared=True), rtol=0,
+                               atol=bound)
+
+
+def _gemm_rounding(X: np.ndarray) -> float:
+    """A bound on the rounding of :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` in double precision."""
+    return 8.0 * X.shape[1] * np.finfo(float).eps * float(np.einsum("ij,ij->i", X, X).max())
 
 
 def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch):
@@ -195,7 +208,11 @@ def test_kernels_checked_on_their_threads_are_the_validated_then_normalized_set(
     X = X[:n] / 16.0 + 3.0
     built = mklopt.KernelSet.from_data(X, OFFSET_SPECS, normalization=normalization)
     after = mklopt.KernelSet(OwnedStack(mklopt.kernel_stack(X, OFFSET_SPECS), True))
-    after = after if normalization is None else after.normalized(normalization)
+    if normalization == "multiplicative":  # linear and polynomial: the variance from centred data
+        exact = feature_variances(X, OFFSET_SPECS)
+        after = after._divided(np.where(np.isfinite(exact), exact, after._divisors("multiplicative", None)))
+    elif normalization is not None:
+        after = after.normalized(normalization)
     assert np.array_equal(built.K, after.K)
     assert np.array_equal(built.scales, after.scales)
     np.testing.assert_allclose(built.sketch(), after.sketch(), rtol=1e-13)
@@ -273,12 +290,22 @@ def test_unknown_psd_check(stack):
         mklopt.KernelSet(stack, psd_check="cholesky")
 
 
-def test_float32_low_rank_psd_kernel_is_accepted():
+def test_float32_low_rank_psd_kernel_is_checked_in_float64():
+    # issue 56: float32 rounding makes a low-rank kernel indefinite at double precision (here
+    # -1.5e-8 of the largest eigenvalue): refused by default with the way out, clipped on request
     G = np.random.default_rng(0).standard_normal((400, 5))
     K = (G @ G.T).astype(np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        ks = mklopt.KernelSet(K)
+    for n in (200, 400):  # rounding just above / below psd_tol: refused with the way out, or clipped
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                mklopt.KernelSet(K[:n, :n])
+            except NotPSDError as exc:
+                assert "given as float32" in str(exc) and "psd_tol" in str(exc)
+            else:
+                assert any("clipped" in str(w.message) for w in seen)
+    with pytest.warns(mklopt.exceptions.MKLWarning, match="clipped"):
+        ks = mklopt.KernelSet(K, psd_tol=1e-6)
     np.testing.assert_allclose(ks.K[0], K, rtol=0, atol=1e-5 * np.abs(K).max())
 
 

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from ..weight_methods import METHODS as WEIGHT_METHODS
 from ..weight_methods import learn_weights
@@ -43,6 +43,7 @@ from .cost import choose_driver
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, training_stack
+from ._checked import checked_data
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
            "check_rank"]
@@ -139,8 +140,8 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
             raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         if not self._precomputed():
             if not needs_y:
-                return validate_data(self, X, dtype=np.float64), None
-            return validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
+                return checked_data(self, X, dtype=np.float64), None
+            return checked_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
         stack = training_stack(X)
         check_normalization(self.normalization)
         if getattr(self, "rank", None) is not None:

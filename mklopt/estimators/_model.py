@@ -12,13 +12,14 @@ kernels come in ``X`` and are sliced to the support vectors.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..kernels import KernelSet, kernel_stack
 from ..kernels._normalize import normalize_test
 from ..results.result import MKLResult, decision_values
 from .kernel_specs import diagonals
 from .precomputed import prediction_stack
+from ._checked import checked_data
 
 __all__ = ["StoredModel"]
 
@@ -59,7 +60,7 @@ class StoredModel:
             T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
             T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
         else:
-            X = validate_data(self, X, reset=False, dtype=np.float64)
+            X = checked_data(self, X, reset=False, dtype=np.float64)
             if getattr(self, "_feature_map", None) is not None:
                 scores = [self._feature_map.decision_values(X, w, v, self._offsets, b)
                           for w, v, b in zip(self._weights, self._primal, self._biases)]

@@ -166,7 +166,8 @@ class KernelSet(_Normalizing, _Spectral):
                     raise
                 raise NotPSDError(
                     f"{exc} The kernels were given as {given.low_precision}: mklopt checks them "
-                    "in float64, where that rounding is not noise; pass float64 kernels.") from None
+                    "in float64, where that rounding is not noise; pass float64 kernels, or clip "
+                    "the rounding with a larger psd_tol (e.g. psd_tol=1e-6).") from None
             if to_clip:
                 self._sketch = None
                 stack = stack if given.owned else stack.copy()

@@ -1,0 +1,28 @@
+"""scikit-learn's input validation, its errors as mklopt's.
+
+``validate_data`` and ``column_or_1d`` raise ``ValueError`` (and ``TypeError`` for sparse
+input) in scikit-learn's words; here they become :class:`~mklopt.exceptions.InvalidInputError`
+(itself a ``ValueError``, so scikit-learn's estimator checks still recognize them) on one
+line, with scikit-learn's text kept: what is wrong and how to reshape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sklearn.utils.validation import validate_data
+
+from ..exceptions import InvalidInputError
+
+__all__ = ["checked_data"]
+
+
+def checked_data(estimator: Any, *args, **kwargs):
+    """:func:`sklearn.utils.validation.validate_data`, raising :class:`InvalidInputError`."""
+    try:
+        return validate_data(estimator, *args, **kwargs)
+    except InvalidInputError:
+        raise
+    except (ValueError, TypeError) as exc:
+        text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise InvalidInputError(f"{type(estimator).__name__}: {text}") from None
