@@ -16,6 +16,10 @@ class InvalidInputError(MKLError, ValueError):
     """An argument (kernels, labels, C, p, weights, ...) is invalid."""
 
 
+class InputTypeError(InvalidInputError, TypeError):
+    """An argument is of a type mklopt cannot use (also a ``TypeError``, as scikit-learn's checks expect)."""
+
+
 class KernelError(InvalidInputError):
     """A kernel matrix is malformed (shape, finiteness, symmetry, zero)."""
 

@@ -172,8 +172,9 @@ def test_the_guides_driver_table_is_generated_from_the_registry():
         del DRIVERS["mine"]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == [*DRIVERS, "mine"]
-    assert "| `mine` | my own method (a paper, a section) | my notes |" in rows
-    assert all(len(row.split(" | ")) == 3 and row.split(" | ")[1].strip() for row in rows)
+    # the last column is each driver's stall rule (issue 56): the base class's for a new driver
+    assert f"| `mine` | my own method (a paper, a section) | my notes | {Driver.stall_rule} |" in rows
+    assert all(len(row.split(" | ")) == 4 and row.split(" | ")[1].strip() for row in rows)
 
     class Silent(Driver):
         pass

@@ -18,15 +18,15 @@ MARKER = re.compile(r"^<!-- generated: (\w+) -->$", re.MULTILINE)
 
 
 def driver_table() -> str:
-    """The user guide's table of drivers: name, method, notes (from each driver class)."""
+    """The user guide's table of drivers: name, method, notes, stall rule (from each driver class)."""
     from ..drivers import DRIVERS
 
-    lines = ["| driver | method | notes |", "| --- | --- | --- |"]
+    lines = ["| driver | method | notes | stops `\"stalled\"` when |", "| --- | --- | --- | --- |"]
     for name, cls in DRIVERS.items():
         if not cls.method:
             raise InvalidInputError(f"driver {name!r} ({cls.__name__}) has no 'method' line for the "
                                     "user guide's table; give the class method = '...' and notes = '...'.")
-        lines.append(f"| `{name}` | {cls.method} | {cls.notes} |")
+        lines.append(f"| `{name}` | {cls.method} | {cls.notes} | {cls.stall_rule} |")
     return "\n".join(lines)
 
 

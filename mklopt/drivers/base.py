@@ -71,6 +71,9 @@ class Driver:
     tol = 1e-4
     #: Set when the inner solver's precision, not the outer loop, blocks progress.
     stalled = False
+    #: When the loop stops ``"stalled"`` (one line for the user guide's table of drivers).
+    stall_rule = ("the inner SVM's own gap exceeds a tenth of the target while the weights did not move, "
+                  "and the inner solver has no precision left to give")
     #: Why a stalled loop could go no further (the message of status ``"stalled"``).
     stall_reason = ("the inner solver's precision limits the certificate at rel_gap {rel_gap:.1e}; "
                     "use inner='cvxpy' for a tighter one")

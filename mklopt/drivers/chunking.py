@@ -101,6 +101,8 @@ class Chunking(Driver):
     notes = ("the hinge (binary and multiclass), ε-insensitive and one-class losses from a few hundred points "
              "(`driver=\"auto\"` picks it where its estimated time is lower); no n × n matrix on the fly")
 
+    stall_rule = ("a step made no SMO pair update at the finest stopping violation (1e-12) and the "
+                  "weight step left the weights where they were: the next step would repeat it")
     stall_reason = ("no SMO pair could improve α at the finest stopping violation (1e-12) and the "
                     "weight step did not move the weights, which limits the certificate at rel_gap "
                     "{rel_gap:.1e}; a smaller C, or driver='cutting_plane' with inner='cvxpy', goes further")

@@ -127,6 +127,9 @@ class DCA(Driver):
               " the convex subproblem")
     notes = "`theta=`; a critical point, no global certificate (said in the result)"
 
+    stall_rule = ("never: it stops when the objective's decrease and the weights' change fall below tol; a "
+                  "convex subproblem whose loop stalls (the wrapper's rule) ends with its interval")
+
     name = "dca"
     losses = ("hinge",)
     options = {"theta": Integer(0), "inner_tol": Real(0, 1, open="both", optional=True),

@@ -50,6 +50,10 @@ class KRRInterpolated(KRRDriver):
     method = "the same problem by the paper's interpolated fixed-point step"
     notes = "as `krr_projected_gradient`; the tutorial promises fewer than 15 iterations"
 
+    stall_rule = "the iteration reached a fixed point short of the target gap (weights and α unchanged)"
+    stall_reason = ("the interpolated iteration reached a fixed point at rel_gap {rel_gap:.1e}; "
+                    "driver='krr_projected_gradient' goes further")
+
     name = "krr_interpolated"
     options = {"eta": Real(0, 1, open="high"), "interpolate": Choice(("alpha", "weights"))}
     degree = 1
@@ -85,6 +89,8 @@ class KRRInterpolated(KRRDriver):
             next_weights = self.eta * weights + (1.0 - self.eta) * self.problem.support_point(point.s)
         extra = {"objective": point.value, "alpha_change": float(np.linalg.norm(new_alpha - self.alpha)),
                  "weight_change": float(np.linalg.norm(next_weights - weights))}
+        # a fixed point: the next step would repeat this one exactly
+        self.stalled = np.array_equal(new_alpha, self.alpha) and np.array_equal(next_weights, weights)
         self.alpha = new_alpha
         return Step(cert.alpha, cert, next_weights, extra=extra)
 

@@ -37,6 +37,8 @@ class KRRProjectedGradient(KRRDriver):
               " 2009): projected gradient, one Cholesky per iterate, no inner SVM")
     notes = '`loss="squared_error"`, `lam=`, `mu0=`, `radius=`; certified by the gap of `krr_l2`'
 
+    stall_rule = "the step was halved 60 times (`max_halvings`) without a decrease"
+
     name = "krr_projected_gradient"
     options = {"max_halvings": Integer(1, 1000)}
     degree = 1

@@ -108,6 +108,8 @@ class SimpleMKL(Driver):
               "line search")
     notes = "p = 1; more SVM solves than the cutting plane (one per line-search trial)"
 
+    stall_rule = "two line searches in a row found no descent at the inner SVM's finest precision"
+
     name = "simplemkl"
     options = {"line_search_tol": Real(0, 1, open="low")}
 

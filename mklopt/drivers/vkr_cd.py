@@ -132,6 +132,8 @@ class VKRCoordinateDescent(Driver):
     notes = ("a totally corrective LP step per sweep by default (plain coordinate descent stalls on "
              "the hinge)")
 
+    stall_rule = "a sweep moved no coordinate or decreased the objective by less than 1e-15 (relative)"
+
     name = "vkr_cd"
     losses = ("hinge",)
     options = {"lam": Real(0), "beta": Real(0), "n_add": Integer(1, optional=True)}

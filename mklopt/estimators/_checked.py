@@ -2,7 +2,8 @@
 
 ``validate_data`` and ``column_or_1d`` raise ``ValueError`` (and ``TypeError`` for sparse
 input) in scikit-learn's words; here they become :class:`~mklopt.exceptions.InvalidInputError`
-(itself a ``ValueError``, so scikit-learn's estimator checks still recognize them) on one
+(itself a ``ValueError``, and :class:`~mklopt.exceptions.InputTypeError` a ``TypeError`` too, so
+scikit-learn's estimator checks still recognize them) on one
 line, with scikit-learn's text kept: what is wrong and how to reshape.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from sklearn.utils.validation import validate_data
 
-from ..exceptions import InvalidInputError
+from ..exceptions import InputTypeError, InvalidInputError
 
 __all__ = ["checked_data"]
 
@@ -25,4 +26,5 @@ def checked_data(estimator: Any, *args, **kwargs):
         raise
     except (ValueError, TypeError) as exc:
         text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        raise InvalidInputError(f"{type(estimator).__name__}: {text}") from None
+        kind = InputTypeError if isinstance(exc, TypeError) else InvalidInputError
+        raise kind(f"{type(estimator).__name__}: {text}") from None
