@@ -27,6 +27,10 @@ from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, Grou
 from .certificates import Certificate
 from .results import MKLResult
 from .weight_methods import learn_weights
+from .compiling import compile
+from .compiling import install as _watch_compilation
+
+_watch_compilation()  # one log line when a fit waits for numba to compile mklopt's core
 
 #: Modules that moved into the subpackages ``certificates``, ``results`` and
 #: ``model_selection`` in 0.2.0: the old names still import, with a DeprecationWarning.
@@ -65,7 +69,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "solve", "fit", "path", "certify", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "views", "ViewKernel", "MKLResult",
+    "solve", "fit", "path", "certify", "compile", "learn_weights", "available_backends", "KernelSet", "kernel_stack", "views", "ViewKernel", "MKLResult",
     "Certificate", "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
     "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "block_from_weight_norm", "weight_from_block_norm",
     "MKLClassifier", "MKLRegressor", "MKLOneClass", "VKRClassifier", "Loss",

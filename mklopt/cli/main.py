@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Sequence
 
 from ..exceptions import MKLError
-from . import bench, compare, demo, docs, solve, sweep, verify
+from . import bench, compare, compile, demo, docs, solve, sweep, verify
 from ._common import (CORRUPT_FILE_ERRORS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                       EXIT_STATUS_HELP, EXIT_USAGE, one_line)
 
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mklopt {__version__}")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subs.required = True
-    for module in (demo, solve, compare, verify, bench, sweep, docs):
+    for module in (demo, solve, compare, verify, sweep, compile, bench, docs):
         module.add_parser(subs)
     return parser
 

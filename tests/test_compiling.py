@@ -1,0 +1,70 @@
+"""Issue 57: the compiled core can be compiled ahead (``mklopt compile``), and a fit that waits
+for the compiler says so once, on the ``mklopt`` logger."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numba
+import numpy as np
+
+import mklopt
+from mklopt.cli import main
+from mklopt.compiling import watch
+
+
+def _slow_to_compile():
+    """A fresh numba function whose module is mklopt's (the watch only follows mklopt's code)."""
+    def body(x):
+        total = 0.0
+        for i in range(x.size):
+            total += np.sin(x[i]) * np.cos(x[i]) + np.sqrt(abs(x[i]))
+        return total
+    body.__module__ = "mklopt.fake_module"
+    return numba.njit(body)
+
+
+def test_a_long_compilation_is_announced_once(monkeypatch, caplog):
+    monkeypatch.setattr(watch.WATCH, "announced", True)  # the process's own watch stays quiet here
+    monkeypatch.setattr(watch, "ANNOUNCE_AFTER", 0.0)
+    monkeypatch.setattr(watch, "WATCH", watch.CompileWatch())
+    monkeypatch.setattr(watch, "_installed", False)
+    listener = watch.install()
+    try:
+        with caplog.at_level(logging.WARNING, logger="mklopt"):
+            _slow_to_compile()(np.ones(3))
+            time.sleep(0.2)  # the notice comes from a timer thread
+            _slow_to_compile()(np.ones(3))
+            time.sleep(0.2)
+    finally:
+        numba.core.event.unregister("numba:compile", listener)
+    notices = [r for r in caplog.records if r.name == "mklopt" and "compiling its core" in r.getMessage()]
+    assert len(notices) == 1
+    assert [name for name, _ in listener.records] == ["mklopt.fake_module.body"] * 2
+
+
+def test_other_libraries_compilations_are_not_ours(monkeypatch, caplog):
+    monkeypatch.setattr(watch.WATCH, "announced", True)
+    monkeypatch.setattr(watch, "ANNOUNCE_AFTER", 0.0)
+    monkeypatch.setattr(watch, "WATCH", watch.CompileWatch())
+    monkeypatch.setattr(watch, "_installed", False)
+    listener = watch.install()
+    try:
+        with caplog.at_level(logging.WARNING, logger="mklopt"):
+            numba.njit(lambda x: x + 1)(1.0)
+            time.sleep(0.2)
+    finally:
+        numba.core.event.unregister("numba:compile", listener)
+    assert listener.records == [] and not caplog.records
+
+
+def test_mklopt_compile_leaves_nothing_for_a_fit_to_compile(capsys):
+    assert main(["compile"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1].startswith("total ")
+    X = np.random.default_rng(1).standard_normal((70, 3))
+    with watch.watching() as compiled:
+        mklopt.MKLClassifier().fit(X, np.arange(70) % 3)
+        mklopt.fit(mklopt.KernelSet.from_data(X, ["linear", "rbf"], lazy=True), np.sign(X[:, 0]), "chunking")
+    assert compiled == []
