@@ -5,6 +5,13 @@ result carries mklopt's own duality-gap certificate. **p is the weight norm**
 (:math:`\\|\\mu\\|_p \\le 1`) everywhere.
 """
 
+import os as _os
+
+# The compiled loops' OpenMP threads wait passively at barriers (set before numba starts its
+# threading layer): with another busy process, spinning threads made 2 threads slower than 1.
+# Set OMP_WAIT_POLICY yourself before importing mklopt to choose otherwise.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import importlib as _importlib
 import importlib.abc as _abc
 import importlib.util as _util

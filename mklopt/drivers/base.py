@@ -20,6 +20,7 @@ from ..formulations import MKLData
 from ..results.result import Certificate, MKLResult, objective_scale, ranked_gap
 from ..certificates.fingerprint import kernel_fingerprint
 from ..kernels._blas import numpy_blas_only
+from ..kernels._threads import numba_threads
 
 __all__ = ["Driver", "Step", "run", "INTERIOR_MIX"]
 
@@ -187,9 +188,11 @@ def run(driver: Driver, *, tol: float, max_iter: int, time_limit: float | None =
     with status ``"interrupted"``. The time limit is checked after every iteration, so it is
     honoured to within one inner solve. Every BLAS library but NumPy's runs on one thread
     meanwhile (:func:`~mklopt.kernels._blas.numpy_blas_only`: two bundled OpenBLAS, each
-    with its own threads, stall each other's calls when a loop alternates them).
+    with its own threads, stall each other's calls when a loop alternates them), and the
+    compiled loops take the threads the caller grants
+    (:func:`~mklopt.kernels._threads.numba_threads`: a joblib or Dask worker's share).
     """
-    with numpy_blas_only():
+    with numpy_blas_only(), numba_threads():
         return _loop(driver, tol=tol, max_iter=max_iter, time_limit=time_limit, callback=callback,
                      progress=progress)
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import numba
 
+from ..kernels._threads import granted_threads
+
 __all__ = ["core_threads", "threadsafe_layer", "on_threads"]
 
 _THREADSAFE = ("omp", "tbb")
@@ -45,10 +47,11 @@ def threadsafe_layer() -> bool:
 
 def core_threads(problems: int) -> int:
     """Threads for ``problems`` independent core problems: numba's thread count
-    (``NUMBA_NUM_THREADS``, :func:`numba.set_num_threads`) on a thread-safe layer, else 1."""
+    (``NUMBA_NUM_THREADS``, :func:`numba.set_num_threads`), capped by the threads the caller
+    grants (:func:`~mklopt.kernels._threads.granted_threads`), on a thread-safe layer, else 1."""
     if problems <= 1 or not threadsafe_layer():
         return 1
-    return max(1, min(int(numba.get_num_threads()), int(problems)))
+    return max(1, min(int(numba.get_num_threads()), granted_threads(), int(problems)))
 
 
 def on_threads(threads: int, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

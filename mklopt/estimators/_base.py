@@ -33,6 +33,7 @@ from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet
+from ..kernels._threads import granted_threads
 from ..kernels.approximate import APPROXIMATIONS
 from ..kernels.lazy import lazy_supported
 from ..losses import Loss
@@ -64,8 +65,9 @@ _ALIGN_LOSSES = ("hinge", "epsilon_insensitive", "squared_error")
 
 
 def machine_threads() -> int:
-    """The threads the outer loops' stack passes share: numba's thread count (``NUMBA_NUM_THREADS``)."""
-    return int(numba.get_num_threads())
+    """The threads the outer loops' stack passes share: numba's thread count (``NUMBA_NUM_THREADS``),
+    capped by the threads the caller grants (a joblib or Dask worker's share)."""
+    return min(int(numba.get_num_threads()), granted_threads())
 
 
 def check_rank(rank) -> int:

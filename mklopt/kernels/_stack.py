@@ -9,7 +9,6 @@ sketch vectors and one kernel per core
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
+from ._threads import granted_threads
 from ._blas import single_blas_thread
 from ._symmetric import symmetrize_tiles
 
@@ -34,8 +34,9 @@ def sketch_vectors(n: int) -> np.ndarray:
 
 
 def cores() -> int:
-    """The machine's cores, as the thread pools of kernel builds use them."""
-    return os.cpu_count() or 1
+    """The cores the caller grants (:func:`~mklopt.kernels._threads.granted_threads`), as the thread
+    pools of kernel builds use them."""
+    return granted_threads()
 
 
 def map_kernels(work: Callable[[int], Any], M: int) -> list:
