@@ -16,6 +16,12 @@ On a shared machine whose speed drifts between runs, ``--repeat R`` runs R round
 the thread counts in turn (1, 2, ..., 1, 2, ...: a slow spell falls on every count) and
 each row is the round with the median time; the rounds are printed as they finish.
 
+3. **Contention** (``--busy``): the same thread counts again while one other process keeps a
+   core busy (a Python loop this script starts and stops), then the ratio of each count's
+   time idle and busy. Two threads must not be slower than one there: the compiled loops
+   wait passively (``OMP_WAIT_POLICY=PASSIVE``, set by mklopt on import). Measured on 2 cores,
+   n = 4,000, 20 kernels (``--n 4000 --M 20 --threads 1,2 --busy``): see the Benchmarks page.
+
 Run: ``python examples/bench_threads.py`` (``mklopt bench threads``); ``--n`` changes
 the size (default 20,000), ``--small`` runs 400 points and 5 kernels in this process.
 """
@@ -135,6 +141,8 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds over the thread counts; each row is the median round (default 1)")
     parser.add_argument("--out", default=None, help="folder for bench_threads.png")
+    parser.add_argument("--busy", action="store_true",
+                        help="measure the thread counts again with one other busy process (contention)")
     parser.add_argument("--single", help=argparse.SUPPRESS)
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
     if args.single:
@@ -155,6 +163,11 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
             ratios = [_ratio(one, r) for one, r in zip(runs[0], done)]
             print(f"  {threads} threads, speedup in each round: "
                   + ", ".join(f"{v:.2f}x" if v else "-" for v in ratios))
+    if args.busy:
+        busy_rows = contention(counts, n, M, max(args.repeat, 1), not small, rows)
+        rows += busy_rows
+        if args.threads:  # the contention figures alone were asked for
+            return rows
     print("  shrinking off (speedup column: this row's time over the time with shrinking):")
     for threads in sorted({counts[0], counts[-1]}):
         rows.append(measure(threads, n, M, False, not small))
@@ -166,11 +179,38 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     return rows
 
 
+BUSY_LOOP = "import time\nend = time.time() + 3600\nwhile time.time() < end:\n    pass\n"
+
+
+def contention(counts: list[int], n: int, M: int, repeat: int, fresh: bool, idle: list[dict]) -> list[dict]:
+    """The thread counts' fits while one other process spins on a core; prints the ratios."""
+    print("  with one other busy process:", flush=True)
+    busy = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    try:
+        rows = [median_run(done) for done in rounds(counts, n, M, repeat, fresh)]
+    finally:
+        busy.kill()
+        busy.wait()
+    for r in rows:
+        r["busy"] = True
+        if repeat > 1:
+            print(line(r, _ratio(rows[0], r)), flush=True)
+    for threads, quiet, loaded in zip(counts, idle, rows):
+        print(f"  {threads} thread(s): busy / idle = {_fmt(_ratio(loaded, quiet))}; "
+              f"{threads} vs 1 thread: idle {_fmt(_ratio(idle[0], quiet))}, busy {_fmt(_ratio(rows[0], loaded))}")
+    return rows
+
+
+def _fmt(ratio: float | None) -> str:
+    return f"{ratio:.2f}x" if ratio else "-"
+
+
 def plot(rows: list[dict], path: Path) -> None:
     from mklopt.plotting import _pyplot
 
     fig, ax = _pyplot().subplots(figsize=(6, 4))
-    timed = sorted((r["threads"], r["seconds"]) for r in rows if r.get("shrinking") and "seconds" in r)
+    timed = sorted((r["threads"], r["seconds"]) for r in rows
+                   if r.get("shrinking") and "seconds" in r and not r.get("busy"))
     if timed:
         threads, seconds = zip(*timed)
         ax.plot(threads, [seconds[0] / s for s in seconds], marker="o", label="measured")

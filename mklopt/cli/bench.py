@@ -33,7 +33,7 @@ def available() -> list[str]:
         folder = examples_dir()
     except InvalidInputError:
         return []
-    return sorted(s.stem[len("bench_"):] for s in folder.glob("bench_*.py"))
+    return sorted(s.stem[len("bench_"):].replace("_", "-") for s in folder.glob("bench_*.py"))
 
 
 def examples_dir() -> Path:
@@ -50,7 +50,7 @@ def examples_dir() -> Path:
 def run(args: argparse.Namespace) -> int:
     """Run ``examples/bench_<name>.py`` with the remaining arguments; its exit status."""
     folder = examples_dir()
-    script = folder / f"bench_{args.name}.py"
+    script = folder / f"bench_{args.name.replace('-', '_')}.py"  # first-fit is bench_first_fit.py
     if not script.is_file():
         raise InvalidInputError(f"no benchmark {args.name!r} in {folder}; available: {available() or 'none'}.")
     extra = list(args.args)
