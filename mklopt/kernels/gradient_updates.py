@@ -88,8 +88,6 @@ def update_scratch(oracle: tuple, ktable: tuple) -> tuple:
     return np.empty((_CHANGED_BLOCK, product_length(oracle))), np.zeros((ktable[5].shape[1], n))
 
 
-@locked_cache
-@njit(cache=True, nogil=True)
 def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
 
@@ -98,28 +96,37 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     times faster); the others
     are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``). ``blocks``:
     the threads over which missing product columns are computed.
+
+    The oracle's kind is dispatched here, in Python, so that a fit compiles the update of
+    its own kind of kernels only (a dense fit never compiles the on-the-fly update).
     """
-    kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
+    kind = int(oracle[0])
     if kind == FACTORS:
-        z = np.zeros(F.shape[1])
-        for k in range(index.shape[0]):
-            z += delta[k] * F[index[k]]
-        for m in range(G.shape[0]):
-            a, b = offsets[m], offsets[m + 1]
-            G[m] += np.ascontiguousarray(F[:, a:b]) @ z[a:b]
+        _add_factors(oracle[2], oracle[4], index, delta, G)
     elif kind == LAZY:
         buffer = np.empty((max(1, min(index.shape[0], _CHANGED_BLOCK)), dots[0].shape[1]))
         basis = np.empty((ktable[5].shape[1], G.shape[1] if ktable[0].shape[0] else 0))
         _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, blocks)
     else:
-        _add_dense(stack, index, delta, G)
+        _add_dense(oracle[1], index, delta, G)
 
 
 @locked_cache
 @njit(cache=True, nogil=True)
+def _add_factors(F, offsets, index, delta, G):
+    """:func:`add_columns` for low-rank factors: :math:`z=\\sum_k\\delta_kF_{i_k}`, then
+    :math:`G_m \\mathrel{+}= F_m z_m` per kernel."""
+    z = np.zeros(F.shape[1])
+    for k in range(index.shape[0]):
+        z += delta[k] * F[index[k]]
+    for m in range(G.shape[0]):
+        a, b = offsets[m], offsets[m + 1]
+        G[m] += np.ascontiguousarray(F[:, a:b]) @ z[a:b]
+
+
 def add_columns_into(oracle, dots, index, delta, G, ktable, scratch, blocks=1):
     """:func:`add_columns` in the working memory ``scratch`` (:func:`update_scratch`) on the fly."""
-    if oracle[0] == LAZY:
+    if int(oracle[0]) == LAZY:
         _add_lazy_columns(oracle, dots, index, delta, G, ktable, scratch[0], scratch[1], blocks)
     else:
         add_columns(oracle, dots, index, delta, G, ktable, blocks)
