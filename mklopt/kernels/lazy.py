@@ -251,6 +251,9 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     rng = np.random.default_rng(kernels.n)
     index = np.sort(rng.choice(kernels.n, size=min(size, kernels.n), replace=False)).astype(np.int64)
     W = rng.standard_normal((index.size, 3))
+    if not getattr(kernels, "lazy", False) and not getattr(kernels, "factored", False):
+        block = kernels.K[:, index][:, :, index]  # a dense stack: its entries (no compiled code)
+        return np.einsum("ia,mij,jb->mab", W, block, W)
     block = np.empty((kernels.M, index.size, index.size))
     column = np.empty((kernels.M, index.size))
     oracle = oracle_of(kernels)
