@@ -8,6 +8,8 @@ and the public API.
 
 from __future__ import annotations
 
+import inspect
+
 import warnings
 from typing import Any
 
@@ -121,6 +123,7 @@ def solve(kernels, y, formulation: str = "lp_dual", *, C: float = 1.0, p: float 
                             needs_dense=f"formulation '{form.name}'" if form.needs_dense else None)
     data.params = check_options(f"formulation '{form.name}'", form.options, data.params, n=data.n,
                                 M=data.M)
+    _check_accepted(form, data.params)
     if _by_method(form, data, backend):
         result = solve_by_method(form, data, tol)
         result.classes = classes
@@ -179,6 +182,18 @@ def _fallback(form, data: MKLData, first: MKLResult, tol: float, cone: str, solv
             result.info["fallback_from"] = first.backend
             break
     return best
+
+
+def _check_accepted(form, params: dict) -> None:
+    """Refuse options the formulation's ``build`` does not take (before any solve starts)."""
+    signature = inspect.signature(form.build)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    taken = [name for name in signature.parameters if name != "data"]
+    unknown = sorted(set(params) - set(taken))
+    if unknown:
+        raise FormulationError(f"formulation '{form.name}' takes no option(s) {unknown}; its options: "
+                               f"{taken or 'none'}.")
 
 
 def _formulation(name: str):

@@ -48,7 +48,7 @@ def test_breastcancer_imputation():
 
 
 def test_known_feature_facts():
-    X, _ = datasets.load_diabetes(return_X_y=True)
+    X, _ = datasets.load_pima(return_X_y=True)
     # UCI's documented attribute means of Pima Indians Diabetes
     np.testing.assert_allclose(X.mean(axis=0)[[0, 1, 7]], [3.845, 120.895, 33.241], atol=1e-3)
     ion = datasets.load_ionosphere()
@@ -115,3 +115,11 @@ def test_letter_classes_are_uci_counts_and_agree_with_the_binary_labels():
     values, counts = np.unique(letters, return_counts=True)
     assert dict(zip(values.tolist(), counts.tolist())) == LETTER_COUNTS
     assert np.array_equal(np.where(letters <= "M", 1, -1), y)
+
+
+def test_load_diabetes_is_a_deprecated_alias_of_load_pima():
+    with pytest.warns(DeprecationWarning, match="load_pima"):
+        X, y = datasets.load_diabetes(return_X_y=True)
+    X2, y2 = datasets.load_pima(return_X_y=True)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(y, y2)

@@ -20,7 +20,12 @@ from mklopt._docs._api import api_page
 from mklopt._docs._mathjax import offline_mathjax
 
 HERE = Path(__file__).resolve().parent
-OPTIONS = json.loads((HERE / "_options.json").read_text(encoding="utf-8"))
+#: Sphinx executes this file with ``tags`` defined; an ordinary import (a tool walking the
+#: package) gets the same settings without reading the staging's options or writing a page.
+_SPHINX = "tags" in globals()
+_STAGED = HERE / "_options.json"
+OPTIONS = (json.loads(_STAGED.read_text(encoding="utf-8")) if _SPHINX or _STAGED.is_file()
+           else {"quick": True, "executed": []})
 QUICK = bool(OPTIONS["quick"])
 
 project = "mklopt"
@@ -49,7 +54,8 @@ myst_dmath_double_inline = True  # $$...$$ inside a list item or paragraph is di
 myst_heading_anchors = 3
 
 # --- autodoc / autosummary / numpydoc -----------------------------------------
-(HERE / "api.rst").write_text(api_page(), encoding="utf-8")
+if _SPHINX:
+    (HERE / "api.rst").write_text(api_page(), encoding="utf-8")
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_default_options = {"members": False}

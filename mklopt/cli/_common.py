@@ -14,6 +14,7 @@ or input error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import pickle
 import zipfile
@@ -136,6 +137,10 @@ def load_npz(path: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
             try:
                 out[key] = np.asarray(data[key])
             except CORRUPT_FILE_ERRORS as exc:
+                if "allow_pickle" in str(exc):
+                    raise InvalidInputError(
+                        f"array {key!r} of {path} holds Python objects (pickled), not numbers; save "
+                        "it as a numeric array (numpy.savez with a float or int array).") from None
                 raise InvalidInputError(f"array {key!r} of {path} cannot be read "
                                         f"({one_line(exc)}).") from None
         return out
@@ -158,21 +163,47 @@ def load_instance(args: argparse.Namespace, psd: bool = True, lazy: bool = False
     labels = [] if getattr(args, "loss", None) == "one_class" else ["y"]  # one-class: no y
     if args.kernels:
         arrays = load_npz(args.kernels, ["K", *labels])
-        ks = KernelSet(arrays["K"], **checks)
+        _check_labels_finite(arrays, args.kernels)
+        with _naming("K", args.kernels):
+            ks = KernelSet(arrays["K"], **checks)
     else:
         arrays = load_npz(args.data, ["X", *labels])
+        _check_labels_finite(arrays, args.data)
         X = np.asarray(arrays["X"])
         if X.ndim != 2 or X.dtype.kind not in "biuf":
             raise InvalidInputError(f"X in {args.data} must be a 2-D (n, d) numeric array, "
                                     f"got shape {X.shape} and dtype {X.dtype}.")
+        bad = np.argwhere(~np.isfinite(X.astype(float)))
+        if bad.size:
+            count = f"{len(bad)} entr{'y' if len(bad) == 1 else 'ies'}"
+            raise InvalidInputError(f"X in {args.data} contains NaN or infinite values ({count}, the first "
+                                    f"at row {bad[0][0]}, column {bad[0][1]}); impute or drop them.")
         specs = resolve_kernel_specs(args.kernel, X)
-        if lazy:
-            return KernelSet.from_data(X.astype(float), specs, lazy=True, normalization=args.normalize), \
-                arrays.get("y")
-        ks = KernelSet.from_data(X.astype(float), specs, **checks)
+        with _naming("X", args.data):
+            if lazy:
+                return KernelSet.from_data(X.astype(float), specs, lazy=True, normalization=args.normalize), \
+                    arrays.get("y")
+            ks = KernelSet.from_data(X.astype(float), specs, **checks)
     if args.normalize:
         ks = ks.normalized(args.normalize, theta=args.theta if args.normalize == "tail_sum" else None)
     return ks, arrays.get("y")
+
+
+@contextlib.contextmanager
+def _naming(array: str, path: str):
+    """Errors about an array of a data file say which (``K in data.npz: ...``)."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        raise type(exc)(f"{array} in {path}: {exc}") from None
+
+
+def _check_labels_finite(arrays: dict, path: str) -> None:
+    y = arrays.get("y")
+    if y is not None and np.asarray(y).dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        where = int(np.flatnonzero(~np.isfinite(np.asarray(y)))[0])
+        raise InvalidInputError(f"y in {path} contains NaN or infinite values (the first at position "
+                                f"{where}); drop those points or give them labels.")
 
 
 def loss_options(args: argparse.Namespace, default: str | None = "hinge") -> dict:

@@ -42,10 +42,12 @@ def _formulations(args: argparse.Namespace, p: float, block_only: bool) -> list[
 
     if args.formulations:
         names = _split(args.formulations)
-        unknown = [name for name in names if name not in FORMULATIONS]
-        if unknown or not names:
-            raise InvalidInputError(f"unknown formulation(s) {unknown or names}; choose from "
+        if not names:
+            raise InvalidInputError(f"--formulations names none; give comma-separated names from "
                                     f"{sorted(FORMULATIONS)}.")
+        unknown = [name for name in names if name not in FORMULATIONS]
+        if unknown:
+            raise InvalidInputError(f"unknown formulation(s) {unknown}; choose from {sorted(FORMULATIONS)}.")
         if block_only and names != ["lp_block_primal"]:
             raise InvalidInputError(
                 f"--b {args.b:g} > 2 has no weight-norm form: only lp_block_primal solves it, got {names}.")
@@ -81,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     ks, y = load_instance(args)
     rows = [_cell(solve, ks, y, form, backend, args, p, extra)
             for form in forms for backend in _backends(args, FORMULATIONS[form].cone)]
+    refused = [row for row in rows if row.get("_input_error")]
+    if refused:  # bad input (a formulation that does not state this p, say), not a disagreement
+        raise InvalidInputError(f"{refused[0]['formulation']}: {refused[0]['note']}")
     ok, report = agreement(rows, args.tol or 1e-6)
     print(table(rows, [("formulation", "formulation"), ("backend", "backend"), ("status", "status"),
                        ("objective", "objective"), ("dual", "dual"), ("rel_gap", "rel_gap"),
@@ -99,7 +104,7 @@ def _cell(solve: Callable, ks, y, form: str, backend: str, args, p: float, extra
             res = solve(ks, y, form, C=args.C, p=p, backend=backend, tol=1e-8,
                         **(extra if form == "lp_block_primal" else {}), **loss_options(args))
     except MKLError as exc:
-        row.update(status="failed", note=one_line(exc))
+        row.update(status="failed", note=one_line(exc), _input_error=isinstance(exc, InvalidInputError))
         return row
     row.update(status=res.status, objective=f"{res.primal:.10g}", dual=f"{res.dual:.10g}",
                rel_gap=f"{res.rel_gap:.1e}", time=f"{time.perf_counter() - start:.2f}",

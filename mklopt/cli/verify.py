@@ -163,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
           f"rel_gap {cert.rel_gap:.3e}  bias {_numbers(cert.bias)}")
     print(f"violation {cert.violation:.3e}  feasible {'yes' if cert.feasible else 'no'}"
           + ("  (weights repaired: projected onto the weight set)" if cert.repaired else ""))
+    if saved:  # what the certificate took from the file
+        weight_set = candidate.info.get("regularizer_repr") or repr(candidate.regularizer)
+        params = "".join(f", {k} {v:g}" for k, v in (candidate.loss_params or {}).items())
+        print(f"from {args.candidate}: C {candidate.C:g}, weight set {weight_set}, loss {candidate.loss}{params}")
     print(f"tol {tol:g} ({source})")
     print(line)
     return (EXIT_LOCAL if local else EXIT_OK) if ok else EXIT_FAIL

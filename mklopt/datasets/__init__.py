@@ -28,10 +28,10 @@ One multi-view set: UCI Multiple Features (:func:`load_mfeat`, 2,000 digits in s
 """
 
 from .catalog import DATASETS, DatasetInfo, describe
-from .loaders import (Dataset, load, load_breastcancer, load_bupa, load_diabetes, load_digits49,
+from .loaders import (Dataset, load, load_breastcancer, load_bupa, load_diabetes, load_digits49, load_pima,
                       load_german, load_ionosphere, load_letter_classes, load_sonar)
 from .multiview import MFEAT_VIEWS, MultiView, load_mfeat
 
 __all__ = ["DATASETS", "DatasetInfo", "Dataset", "describe", "load", "load_breastcancer",
-           "load_diabetes", "load_ionosphere", "load_german", "load_bupa", "load_sonar",
+           "load_pima", "load_diabetes", "load_ionosphere", "load_german", "load_bupa", "load_sonar",
            "load_digits49", "load_letter_classes", "MultiView", "load_mfeat", "MFEAT_VIEWS"]

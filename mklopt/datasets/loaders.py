@@ -135,9 +135,19 @@ def load_breastcancer(return_X_y: bool = False, impute: str | None = "median"):
     return load("breastcancer", return_X_y, impute)
 
 
-def load_diabetes(return_X_y: bool = False):
-    """Pima Indians Diabetes, 768 x 8 (not scikit-learn's regression 'diabetes'); see :func:`load`."""
+def load_pima(return_X_y: bool = False):
+    """Pima Indians Diabetes, 768 x 8, two classes (catalogue name ``"diabetes"``); see :func:`load`."""
     return load("diabetes", return_X_y)
+
+
+def load_diabetes(return_X_y: bool = False):
+    """Deprecated alias of :func:`load_pima` (scikit-learn's ``load_diabetes`` is a regression set)."""
+    import warnings
+
+    warnings.warn("mklopt.datasets.load_diabetes is Pima Indians Diabetes (binary), not scikit-learn's "
+                  "regression set; call it load_pima (load_diabetes goes in a later release)",
+                  DeprecationWarning, stacklevel=2)
+    return load_pima(return_X_y)
 
 
 def load_ionosphere(return_X_y: bool = False):

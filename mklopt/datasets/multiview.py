@@ -60,6 +60,11 @@ class MultiView:
     target: np.ndarray
     description: str
 
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{name}: {view.shape[1]}" for name, view in self.views.items())
+        return (f"MultiView(n={self.target.shape[0]}, views={{{shapes}}} features, "
+                f"classes={np.unique(self.target).size})")
+
     def concatenated(self) -> tuple[np.ndarray, dict]:
         """``(X, groups)``: the views side by side and each view's column slice in ``X``."""
         groups, start = {}, 0

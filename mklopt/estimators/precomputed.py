@@ -48,12 +48,15 @@ def training_stack(X: Any) -> np.ndarray:
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_samples, M), or a list of M (n, n) arrays
+    X : array-like of shape (n_samples, n_samples, M), a list of M (n, n) arrays, or a dense
+        :class:`~mklopt.kernels.KernelSet` (its (M, n, n) stack)
 
     Returns
     -------
     ndarray of shape (M, n, n)
     """
+    if getattr(X, "factored", None) is False and not getattr(X, "lazy", False):  # a dense KernelSet
+        return np.array(X.K, dtype=float)
     array = _as_float_array(X, "the training kernels")
     if array.shape[0] != array.shape[1]:
         raise InvalidInputError(

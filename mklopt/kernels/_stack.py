@@ -136,8 +136,9 @@ def _check_shape(stack: np.ndarray) -> None:
         raise KernelError("no kernels given; pass at least one n x n kernel matrix.")
     if stack.shape[1] != stack.shape[2]:
         raise KernelError(
-            f"kernel matrices must be square (n x n), got {stack.shape[1]} x {stack.shape[2]}. "
-            "Test-vs-train kernels are passed to decision_function, not to KernelSet.")
+            f"kernel matrices must be square (n x n) over the training points, got "
+            f"{stack.shape[1]} x {stack.shape[2]} (kernels between test and training points are "
+            "for prediction only).")
     if stack.shape[1] == 0:
         raise KernelError("kernel matrices are empty (n = 0); pass kernels over at least one point.")
 

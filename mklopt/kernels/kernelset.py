@@ -15,19 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import KernelError, MKLWarning, NotPSDError
-from .approximate import approximate_factors
-from ._build import FUSED_NORMALIZATIONS, built_kernel_set
+from ..exceptions import MKLWarning, NotPSDError
+from ._from_data import data_kernel_set
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
-from ._stack import OwnedStack, as_stack, check_names, read_only, sketch_vectors, symmetrize
-from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
-from .views import resolve_scale
-from .feature_variance import data_variances
-from .features import check_features
-from .rounding import DataScales
+from ._stack import as_stack, check_names, read_only, sketch_vectors, symmetrize
+from .construct import KernelSpec
 from .products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
@@ -208,35 +203,9 @@ class KernelSet(_Normalizing, _Spectral):
         evaluates kernel columns when a solver asks (``driver="chunking"``);
         ``normalization`` may then be None, ``"trace"`` or ``"spherical"``.
         """
-        X = check_features(X)
-        specs = resolve_scale(list(specs), X) if isinstance(specs, (list, tuple)) else specs
-        if lazy:
-            if rank is not None or kwargs:
-                raise KernelError("lazy=True takes neither rank= nor validation options: kernels "
-                                  "on the fly are exact and PSD by construction.")
-            return VARIANTS["lazy"](X, specs, names, normalization=normalization)
-        if rank is not None:
-            factors, fitted, auto = approximate_factors(X, specs, rank, approximation, random_state)
-            return VARIANTS["factors"](factors, auto if names is None else names, approximators=fitted)
-        if names is None:
-            names = [spec_name(s, i) for i, s in enumerate(specs)]
-        scales = DataScales.of(X)  # once for all specs
-        trusted = all(trusted_spec(spec, scales) for spec in specs)
-        if trusted and not kwargs and normalization in FUSED_NORMALIZATIONS:
-            return built_kernel_set(cls, X, specs, names, normalization)
-        stack = kernel_stack(X, specs)
-        kernels = cls(OwnedStack(stack, trusted), names, **kwargs)  # rounding asymmetry removed in place
-        if normalization is None:
-            return kernels
-        if normalization == "spherical":
-            return kernels.normalized("spherical")
-        divisors = kernels._divisors(normalization, theta, data_variances(X, specs, normalization))
-        if kernels.K.base is not stack and kernels.K.base is not stack.base:  # validation copied it
-            return kernels._divided(divisors)
-        stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
-        kernels.scales = kernels.scales / divisors
-        kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]
-        return kernels
+        return data_kernel_set(cls, X, specs, names, rank=rank, approximation=approximation,
+                               random_state=random_state, normalization=normalization, theta=theta,
+                               lazy=lazy, **kwargs)
 
     @classmethod
     def from_factors(cls, factors: Sequence[np.ndarray],
@@ -279,6 +248,12 @@ class KernelSet(_Normalizing, _Spectral):
         new._factors, new._eig = {}, {}
         new._sketch = None
         return new
+
+    def as_precomputed(self) -> np.ndarray:
+        """The kernels in the layout of the estimators' ``kernels="precomputed"``: a copy of shape
+        (n, n, M) (this set's stack is (M, n, n)); ``MKLClassifier(kernels="precomputed")`` also
+        takes the set itself."""
+        return np.ascontiguousarray(np.moveaxis(self.K, 0, 2))
 
     def sketch(self) -> np.ndarray:
         """Fingerprint sketch :math:`W^\\top K_m W` (M, 3, 3) for a fixed random :math:`W`.
