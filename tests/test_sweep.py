@@ -206,3 +206,98 @@ def test_bad_arguments_fail_before_any_cluster(data, kwargs, match):
     grid = kwargs.pop("param_grid", GRID)
     with pytest.raises(InvalidInputError, match=match):
         sweep(*data, grid, progress=False, **kwargs)
+
+
+@needs_dask
+def test_nan_data_is_refused_before_any_cluster(data, monkeypatch):
+    from mklopt.model_selection import search
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(search, "cluster_client", no_cluster)
+    X = data[0].copy()
+    X[4, 2] = np.nan
+    with pytest.raises(InvalidInputError, match=r"X contains NaN .*\[4, 2\]"):
+        sweep(X, data[1], GRID, progress=False)
+
+
+@needs_dask
+def test_resume_with_nothing_missing_starts_nothing(data, scheduler, tmp_path, monkeypatch):
+    from mklopt.model_selection import search
+
+    log = tmp_path / "fits.csv"
+    first = sweep(*data, GRID, estimator=_estimator(), scheduler=scheduler, log=log, progress=False)
+    monkeypatch.setattr(search, "cluster_client", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("a cluster was started")))
+    again = sweep(*data, GRID, estimator=_estimator(), resume=log, progress=False)
+    assert again.n_run == 0
+    np.testing.assert_array_equal(again.cv_results["mean_test_score"], first.cv_results["mean_test_score"])
+
+
+@needs_dask
+def test_a_fit_that_fails_deterministically_is_one_error_row(data, scheduler, tmp_path):
+    log = tmp_path / "fits.csv"
+    res = sweep(*data, {"C": [1.0, -1.0]}, estimator=_estimator(), scheduler=scheduler, log=log, cv=2,
+                progress=False)
+    rows = [row for row in log.read_text().splitlines() if row[:1].isdigit()]  # the fits, no header
+    assert len(rows) == 4  # each fit recorded once, the failing ones included (not resubmitted)
+    failed = [row for row in rows if "error:" in row]
+    assert len(failed) == 2 and all("C must be positive" in row for row in failed)
+    assert np.isnan(res.cv_results["mean_test_score"][1]) and res.best_index == 0
+
+
+@needs_dask
+def test_a_grid_naming_an_unknown_parameter_is_refused_before_any_cluster(data, monkeypatch):
+    from mklopt.model_selection import search
+
+    monkeypatch.setattr(search, "cluster_client", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("a cluster was started")))
+    with pytest.raises(InvalidInputError, match="no_such_option"):
+        sweep(*data, {"C": [1.0], "no_such_option": [1, 2]}, estimator=_estimator(), progress=False)
+
+
+def test_every_step_of_a_task_that_raises_is_one_error_row(data):
+    from mklopt.model_selection.sweep_tasks import fit_and_score
+
+    def scorer(model, X, y):
+        raise ValueError("the scorer\nfailed")
+
+    half = len(data[1]) // 2
+    train, test = np.arange(half), np.arange(half, len(data[1]))
+    out = fit_and_score(_estimator(), {"C": 1.0}, *data, train, test, scorer)
+    assert np.isnan(out["score"]) and out["status"] == "error: ValueError: the scorer failed"
+    out = fit_and_score(_estimator(), {"no_such_option": 1}, *data, train, test, "accuracy")
+    assert out["status"].startswith("error: ValueError: Invalid parameter")
+
+
+def test_a_failed_task_is_recorded_once_and_a_lost_one_resubmitted():
+    import distributed
+
+    from mklopt.model_selection.sweep_run import _collect
+
+    class Done:
+        def __init__(self, exc, status):
+            self.exc, self.status = exc, status
+
+        def done(self):
+            return True
+
+        def result(self):
+            raise self.exc
+
+    failed, lost = Done(ValueError("bad"), "error"), Done(distributed.KilledWorker("t", "w", 3), "error")
+    recorded = {}
+
+    class Wait:
+        TimeoutError = TimeoutError
+        CancelledError = distributed.CancelledError
+        KilledWorker = distributed.KilledWorker
+
+        @staticmethod
+        def wait(futures, timeout, return_when):
+            return set(futures), set()
+
+    again, _ = _collect(None, Wait, {failed: (0, 0), lost: (1, 0)}, recorded.__setitem__, None, 1.0, lambda: 0)
+    assert again == [(1, 0)] and list(recorded) == [(0, 0)]
+    assert recorded[(0, 0)]["status"] == "error: ValueError: bad"

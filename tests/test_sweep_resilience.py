@@ -324,9 +324,12 @@ def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path, sigin
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=120)
     assert child.returncode == 130, err
-    assert "Traceback" not in err and err.strip().splitlines()[-1] == "mklopt sweep: interrupted"
+    # issue 59: the interrupt line says how many fits were kept and how to resume
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and last.startswith("mklopt sweep: interrupted; ") and "--resume" in last
     kept = _rows(log)
     assert 3 <= kept < FITS and not out.exists()
+    assert f"{kept} of {FITS} fits kept in {log}" in last
     resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0 and "Traceback" not in resumed.stderr, resumed.stderr
     assert f"{FITS - kept} of {FITS} fits" in resumed.stdout  # the finished fits were not redone

@@ -58,7 +58,7 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _interrupted(command: str) -> int:
+def _interrupted(command: str, detail: str = "") -> int:
     """Say that ``command`` was interrupted; the exit status 130.
 
     CPython records a KeyboardInterrupt that ends the evaluation of a string
@@ -67,7 +67,7 @@ def _interrupted(command: str) -> int:
     of returning this status (the check added for bpo-41602). Evaluating an empty
     string clears that record.
     """
-    _say(f"{command}: interrupted")
+    _say(f"{command}: interrupted" + (f"; {detail}" if detail else ""))
     exec("", {})  # noqa: S102 - see above; evaluates nothing
     return EXIT_INTERRUPTED
 
@@ -101,8 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning
     try:
         return int(args.handler(args) or EXIT_OK)
-    except KeyboardInterrupt:
-        return _interrupted(command)
+    except KeyboardInterrupt as stop:
+        return _interrupted(command, str(stop))
     except INPUT_ERRORS as exc:
         _say(f"{command}: error: {one_line(exc)}")
         return EXIT_USAGE

@@ -37,6 +37,7 @@ on the others (same environment, mklopt installed), then the same call with
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import sys
@@ -142,27 +143,34 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         from ..estimators import MKLClassifier
         estimator = MKLClassifier()
     X, y = np.asarray(X), np.asarray(y)
+    _check_data(X, y, estimator)
+    unknown = sorted({key for c in candidates for key in c} - set(estimator.get_params(deep=True)))
+    if unknown:
+        raise InvalidInputError(f"param_grid names {unknown}, which {type(estimator).__name__} does not "
+                                f"take; its parameters: {sorted(estimator.get_params(deep=False))}.")
     splits = list(check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y))
     total = len(candidates) * len(splits)
     start = time.perf_counter()
-    cluster = cluster_client(distributed, scheduler, n_workers, connect_timeout)
+    # the log (a resume of another sweep is refused here) and what is left, before any cluster
+    fits = None if (log or resume) is None or search == "halving" else FitsLog(
+        resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits,
+                                         resume=resume is not None),
+        total, [params_key(c) for c in candidates], len(splits))
+    results = fits.start(resume is not None) if fits is not None else {}
+    pending = [(c, f) for c in range(len(candidates)) for f in range(len(splits)) if (c, f) not in results]
+    cluster = (cluster_client(distributed, scheduler, n_workers, connect_timeout) if pending or search == "halving"
+               else _no_cluster())
     with cluster as (client, link, address, workers):
         if progress:
             note = "" if scheduler or importlib.util.find_spec("bokeh") else " (needs bokeh>=3.1)"
-            print(f"sweep: {len(candidates)} candidates x {len(splits)} folds = {total} fits on "
-                  f"{workers} Dask workers; dashboard (while it runs): {link}{note}",
+            print(f"sweep: {len(candidates)} candidates x {len(splits)} folds = {total} fits"
+                  + (f" on {workers} Dask workers; dashboard (while it runs): {link}{note}" if pending
+                     else f": all {total} in {fits.path} already, no cluster started"),
                   file=sys.stderr, flush=True)
         if search == "halving":
             search_cv = halving(client, distributed, estimator, param_grid, cv, scoring, X, y, refit,
                                 address, connect_timeout, progress)
             return _halving_result(search_cv, refit, link, address, workers, start)
-        fits = None if (log or resume) is None else FitsLog(
-            resume or log, sweep_fingerprint(X, y, candidates, estimator, scoring, splits,
-                                             resume=resume is not None),
-            total, [params_key(c) for c in candidates], len(splits))
-        results = fits.start(resume is not None) if fits is not None else {}
-        pending = [(c, f) for c in range(len(candidates)) for f in range(len(splits))
-                   if (c, f) not in results]
         bar = progress_bar(progress, total, len(results))
 
         def record(key: tuple[int, int], out: dict) -> None:
@@ -176,6 +184,11 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         try:
             run_fits(client, distributed, estimator, candidates, splits, X, y, scoring, pending,
                      record, fits, connect_timeout, lambda: len(results))
+        except KeyboardInterrupt:
+            kept = (f"{len(results)} of {total} fits kept in {fits.path}; resume with --resume "
+                    f"(in Python: resume='{fits.path}')" if fits is not None else
+                    f"{len(results)} of {total} fits done, none kept (pass log= to keep them)")
+            raise KeyboardInterrupt(kept) from None
         finally:
             if bar is not None:
                 bar.close()
@@ -187,6 +200,24 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
               file=sys.stderr, flush=True)
     return SweepResult(cv_results, cv_rows(cv_results), best, best_estimator, link, address,
                        workers, total, len(pending), elapsed, None if fits is None else fits.path)
+
+
+@contextlib.contextmanager
+def _no_cluster():
+    """Nothing left to fit (a resumed log holds every fit): no cluster, no dashboard."""
+    yield None, None, None, 0
+
+
+def _check_data(X: np.ndarray, y: np.ndarray, estimator) -> None:
+    """NaN or infinite features or labels, refused before a cluster starts, for mklopt's own
+    estimators (a pipeline of yours may impute them: its fits then say what went wrong)."""
+    if not type(estimator).__module__.startswith("mklopt"):
+        return
+    for name, values in (("X", X), ("y", y)):
+        if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+            where = np.argwhere(~np.isfinite(values))[0].tolist()
+            raise InvalidInputError(f"{name} contains NaN or infinite values (the first at index {where}); "
+                                    "impute or drop them before the sweep.")
 
 
 def _check_options(n_workers, connect_timeout, scoring, search, log, resume) -> None:

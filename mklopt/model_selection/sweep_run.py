@@ -24,7 +24,7 @@ import numpy as np
 
 from ..exceptions import BackendError
 from .sweep_log import FitsLog
-from .sweep_tasks import fit_and_score
+from .sweep_tasks import error_row, fit_and_score
 
 __all__ = ["run_fits", "aggregate", "MAX_ROUNDS", "halving", "progress_bar"]
 
@@ -67,10 +67,15 @@ def _collect(client, distributed, futures: dict, record, log, timeout: float, do
             waiting = waiting - finished
         for future in finished:
             try:
-                record(futures[future], future.result())
-            except Exception as exc:  # noqa: BLE001 - worker or data lost: resubmit
-                lost.append(futures[future])
-                error = exc
+                out = future.result()
+            except Exception as exc:  # noqa: BLE001 - sorted below
+                if _lost(distributed, future, exc):  # worker or data lost: resubmit
+                    lost.append(futures[future])
+                    error = exc
+                else:  # the task itself raised: the same again would, so it is recorded once
+                    record(futures[future], error_row(exc))
+                continue
+            record(futures[future], out)
         if finished:
             idle = None
             continue
@@ -84,6 +89,13 @@ def _collect(client, distributed, futures: dict, record, log, timeout: float, do
             raise BackendError(f"all Dask workers are gone (none for {timeout:g} s): "
                                f"{done()} fits finished{_saved(log)}.")
     return lost, error
+
+
+def _lost(distributed, future, exc: BaseException) -> bool:
+    """Whether a fit's future failed because a worker or its data went away (resubmit it), not
+    because the task raised (record it once)."""
+    gone = (distributed.CancelledError, distributed.KilledWorker, OSError, TimeoutError)
+    return isinstance(exc, gone) or getattr(future, "status", "error") != "error"
 
 
 def _workers(client) -> int:
