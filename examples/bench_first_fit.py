@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 FIT = """
 import json, time, warnings
@@ -85,6 +86,8 @@ def main(small: bool = False, out=None, argv=None) -> dict:
             compiled = compile_ahead(ahead_cache)
             ahead = child(FIT, ahead_cache)
     warm = cold["second"]
+    if out is not None:
+        plot(cold, ahead, Path(out) / "bench_first_fit.png", small)
     if small:
         print(f"300 digits, MKLClassifier() default, {os.cpu_count()} cores, the current numba cache "
               "(a smoke run; without small=True the cache starts empty)")
@@ -98,6 +101,21 @@ def main(small: bool = False, out=None, argv=None) -> dict:
     print(f"  warm fit (second in a process)           {warm:8.2f} s")
     print(f"  import mklopt                            {cold['import']:8.2f} s")
     return {"cold": cold, "compile": compiled, "ahead": ahead}
+
+
+def plot(cold: dict, ahead: dict, path: Path, small: bool) -> None:
+    """Bars: the first fit with an empty cache, after ``mklopt compile``, and warm."""
+    from mklopt.plotting import _pyplot, save_figure
+
+    fig, ax = _pyplot().subplots(figsize=(6, 3))
+    labels = ["first fit\n(current cache)" if small else "first fit\n(empty cache)",
+              "first fit after\nmklopt compile", "warm fit"]
+    seconds = [cold["first"], ahead["first"], cold["second"]]
+    ax.barh(labels, seconds, color=["#c44e52", "#55a868", "#4c72b0"])
+    ax.set(xlabel="seconds", title="MKLClassifier() on digits" + (" (300 points)" if small else ""))
+    for y, value in enumerate(seconds):
+        ax.text(value, y, f" {value:.2f} s", va="center")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

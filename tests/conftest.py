@@ -41,6 +41,17 @@ def _share_the_cores() -> None:
 _share_the_cores()
 
 
+@pytest.fixture
+def all_cores(monkeypatch):
+    """The machine's cores for this test's fits (for tests of threading): the share the
+    workers of a parallel test run get (``OMP_NUM_THREADS``, OpenMP limits) would cap them,
+    since a fit takes only the threads its caller grants."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    # above the cores: a test may pretend to have more (os.cpu_count patched)
+    with threadpool_limits(limits=4 * (os.cpu_count() or 1), user_api="openmp"):
+        yield os.cpu_count() or 1
+
+
 def pytest_collection_modifyitems(session, config, items):
     def rank(item) -> int:
         name = item.path.name

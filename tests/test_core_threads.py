@@ -45,7 +45,7 @@ def _spy_cache_mb(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("on_the_fly", [False, True])
-def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, on_the_fly):
+def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, on_the_fly, all_cores):
     if on_the_fly:
         monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)
     X, y = _three_classes()
@@ -103,7 +103,7 @@ def test_one_thread_where_numbas_threading_layer_is_not_thread_safe(monkeypatch)
     assert not core_threads.threadsafe_layer() and core_threads.core_threads(10) == 1
 
 
-def test_threads_never_exceed_the_problems_or_numbas_thread_count(monkeypatch):
+def test_threads_never_exceed_the_problems_or_numbas_thread_count(monkeypatch, all_cores):
     monkeypatch.setattr(core_threads, "threadsafe_layer", lambda: True)
     assert core_threads.core_threads(1) == 1
     assert core_threads.core_threads(10**6) == numba.get_num_threads()

@@ -171,7 +171,7 @@ def _gemm_rounding(X: np.ndarray) -> float:
     return 8.0 * X.shape[1] * np.finfo(float).eps * float(np.einsum("ij,ij->i", X, X).max())
 
 
-def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch):
+def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch, all_cores):
     """No BLAS thread is left spinning by a build: the fit's own threads come next."""
     import sklearn.metrics.pairwise as pairwise
     from threadpoolctl import threadpool_info

@@ -33,17 +33,23 @@ def busy_process():
 
 
 def _fit(threads: int):
+    """The fit on ``threads`` threads; the threads it ran on are in ``info["seen_threads"]``."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 6))
     y = np.sign(X[:, 0] + 0.5 * rng.standard_normal(600))
     ks = mklopt.KernelSet.from_data(X, [("rbf", {"gamma": 0.05 * 1.5**k}) for k in range(6)], lazy=True)
+    seen = []
     with numba_threads(threads):
-        return mklopt.fit(ks, y, "chunking", p=4 / 3, tol=1e-4)
+        result = mklopt.fit(ks, y, "chunking", p=4 / 3, tol=1e-4,
+                            callback=lambda record: seen.append(numba.get_num_threads()))
+    result.info["seen_threads"] = set(seen)
+    return result
 
 
-def test_one_and_two_threads_give_the_same_answer_under_a_busy_process(busy_process):
+def test_one_and_two_threads_give_the_same_answer_under_a_busy_process(busy_process, all_cores):
     one, two = _fit(1), _fit(2)
     assert busy_process.poll() is None  # it was busy throughout
+    assert one.info["seen_threads"] == {1} and two.info["seen_threads"] == {min(2, all_cores)}
     assert one.status == two.status == "converged"
     np.testing.assert_array_equal(one.weights, two.weights)
     np.testing.assert_array_equal(one.alpha, two.alpha)
@@ -71,7 +77,7 @@ def test_a_fit_takes_the_threads_its_caller_grants(monkeypatch):
     assert granted_threads() == min(os.cpu_count() or 1, granted_threads())
 
 
-def test_a_joblib_worker_fit_uses_its_share_of_the_cores():
+def test_a_joblib_worker_fit_uses_its_share_of_the_cores(all_cores):
     from joblib import Parallel, delayed
 
     def threads_in_a_fit() -> int:

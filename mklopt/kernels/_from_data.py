@@ -26,11 +26,11 @@ from .views import resolve_scale
 __all__ = ["data_kernel_set"]
 
 
-def data_kernel_set(cls: type, X: Any, specs: Sequence[KernelSpec], names: Sequence[str] | None, *,
+def data_kernel_set(cls: type, variants: dict, X: Any, specs: Sequence[KernelSpec], names: Sequence[str] | None, *,
                     rank: int | None, approximation: str, random_state: int, normalization: str | None,
                     theta: int | None, lazy: bool, **kwargs):
-    """:meth:`KernelSet.from_data` (``cls``: the class it is called on)."""
-    from .kernelset import VARIANTS
+    """:meth:`KernelSet.from_data` (``cls``: the class it is called on; ``variants``: the set
+    classes on the fly and of factors, by name)."""
 
     X = check_features(X)
     specs = resolve_scale(list(specs), X) if isinstance(specs, (list, tuple)) else specs
@@ -38,10 +38,10 @@ def data_kernel_set(cls: type, X: Any, specs: Sequence[KernelSpec], names: Seque
         if rank is not None or kwargs:
             raise KernelError("lazy=True takes neither rank= nor validation options: kernels "
                               "on the fly are exact and PSD by construction.")
-        return VARIANTS["lazy"](X, specs, names, normalization=normalization)
+        return variants["lazy"](X, specs, names, normalization=normalization)
     if rank is not None:
         factors, fitted, auto = approximate_factors(X, specs, rank, approximation, random_state)
-        return VARIANTS["factors"](factors, auto if names is None else names, approximators=fitted)
+        return variants["factors"](factors, auto if names is None else names, approximators=fitted)
     if names is None:
         names = [spec_name(s, i) for i, s in enumerate(specs)]
     scales = DataScales.of(X)  # once for all specs

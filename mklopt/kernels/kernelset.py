@@ -203,7 +203,7 @@ class KernelSet(_Normalizing, _Spectral):
         evaluates kernel columns when a solver asks (``driver="chunking"``);
         ``normalization`` may then be None, ``"trace"`` or ``"spherical"``.
         """
-        return data_kernel_set(cls, X, specs, names, rank=rank, approximation=approximation,
+        return data_kernel_set(cls, VARIANTS, X, specs, names, rank=rank, approximation=approximation,
                                random_state=random_state, normalization=normalization, theta=theta,
                                lazy=lazy, **kwargs)
 
