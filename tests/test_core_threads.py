@@ -310,7 +310,7 @@ def test_overlapping_limits_of_two_worker_threads_leave_nothing_behind(tmp_path)
 def test_classes_side_by_side_run_on_one_blas_thread_and_leave_it_as_it_was(monkeypatch):
     """The default multiclass fit on three threads at once (forced, so that they overlap on any
     machine): BLAS is on one thread inside every class, and has its threads back after."""
-    from mklopt.estimators import classifier
+    from mklopt.estimators import multiclass as classifier  # where the problems are run
 
     seen = []
     original = chunking.Chunking.__init__

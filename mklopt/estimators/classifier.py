@@ -12,20 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_C
-from ..drivers.chunking import CACHE_MB
-from ..drivers.core_threads import core_threads, on_threads
 from ..exceptions import InvalidInputError
-from ..kernels._blas import numpy_blas_only, single_blas_thread
 from ..regularizers import Regularizer
 from ._base import AUTO, MKLEstimatorBase
+from .multiclass import solve_classes
+from .one_vs_one import ovr_shaped, votes
 
 __all__ = ["MKLClassifier"]
+
+#: The multiclass schemes (more than two classes).
+MULTICLASS = ("ovr", "ovo", "shared")
 
 
 class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
@@ -104,9 +105,12 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         relative gap at which an outer loop stops (default 1e-4).
     max_iter : int, optional
         Iteration cap of an outer loop (default: :func:`mklopt.fit`'s).
-    multiclass : {"ovr", "shared"}, default="ovr"
+    multiclass : {"ovr", "ovo", "shared"}, default="ovr"
         More than two classes: ``"ovr"`` solves one binary MKL problem per
-        class, each with its own kernel weights; ``"shared"`` solves one
+        class, each with its own kernel weights; ``"ovo"`` one per pair of classes on
+        the two classes' points (libsvm's scheme, :mod:`mklopt.estimators.one_vs_one`:
+        k(k-1)/2 smaller problems, each with its own weights and certificate; predictions
+        by votes); ``"shared"`` solves one
         problem with the ``"ovr_hinge"`` loss, all classes sharing one weight
         vector (one offset per class). Ignored for two classes.
     n_jobs : int, optional
@@ -118,6 +122,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         :mod:`mklopt.drivers.core_threads`), each class's parallel loops on its
         share of them, sharing the kernels and, computed on the fly, the column
         cache's memory. Either way the result is the same.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With ``multiclass="ovo"``: ``"ovo"`` returns the pairs' decision values (n_samples,
+        pairs) in libsvm's pair order; ``"ovr"`` one column per class, the votes plus the
+        squashed summed confidences (as scikit-learn's ``SVC``).
     verbose : int, default=0
         > 0 shows a progress bar with the certified gap for outer loops.
     rank : int, optional
@@ -136,8 +144,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels (any values; sorted).
-    weights_ : ndarray of shape (M,) or (n_classes, M)
-        Kernel weights μ; one row per class for ``multiclass="ovr"``.
+    weights_ : ndarray of shape (M,), (n_classes, M) or (n_pairs, M)
+        Kernel weights μ; one row per class for ``multiclass="ovr"``, one per pair of
+        classes (libsvm's order (0, 1), (0, 2), ..., (k-2, k-1)) for ``"ovo"``.
     dual_coef_ : ndarray of shape (n_SV,) or (n_classes, n_SV)
         :math:`y_i\\alpha_i` of the support vectors ``support_``.
     support_ : ndarray of shape (n_SV,)
@@ -193,7 +202,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
                  C: float = 1.0, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None,
                  multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0,
-                 rank: int | None = None, approximation: str = "nystroem", random_state: int = 0) -> None:
+                 rank: int | None = None, approximation: str = "nystroem", random_state: int = 0,
+                 decision_function_shape: str = "ovr") -> None:
         self._keep_params(locals())
 
     def _loss_name(self) -> str:
@@ -216,8 +226,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         """
         X, y = self._fit_inputs(X, y)
         check_classification_targets(y)
-        if self.multiclass not in ("ovr", "shared"):
-            raise InvalidInputError(f"multiclass must be 'ovr' or 'shared', got {self.multiclass!r}.")
+        if self.multiclass not in MULTICLASS:
+            raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {self.multiclass!r}.")
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise InvalidInputError("decision_function_shape must be 'ovr' or 'ovo', got "
+                                    f"{self.decision_function_shape!r}.")
         check_C(self.C)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
@@ -228,28 +241,20 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         return self
 
     def _core_problems(self) -> int:
-        ovr = self.multiclass == "ovr" and self.n_jobs is None
-        return int(self.classes_.size) if ovr and self.classes_.size > 2 else 1
+        k = int(self.classes_.size)
+        if k <= 2 or self.n_jobs is not None or self.multiclass == "shared":
+            return 1
+        return k * (k - 1) // 2 if self.multiclass == "ovo" else k
+
+    def _one_vs_one(self) -> bool:
+        return self.multiclass == "ovo" and self.classes_.size > 2
 
     def _solve_classes(self, kernel_set, y) -> list:
-        """One problem (binary, or multiclass with shared weights), or one per class (ovr)."""
+        """One problem (binary, or multiclass with shared weights), one per class (ovr) or one
+        per pair of classes (ovo), side by side on threads (:func:`~.multiclass.solve_classes`)."""
         if self.classes_.size == 2 or self.multiclass == "shared":
             return [self._solve(kernel_set, y, self._loss_name(), self.C)]
-        from joblib import Parallel, delayed  # threads: the kernel stack is shared
-
-        jobs, options, threads = self.n_jobs, {}, numba.get_num_threads()
-        if self.driver_ == "chunking" and jobs is None:  # the compiled core: every core by default
-            jobs = core_threads(self.classes_.size)
-            threads = max(1, threads // jobs)  # each class's parallel loops on its share of the cores
-            if jobs > 1 and getattr(kernel_set, "lazy", False):  # the classes running at once share the column memory
-                options["cache_mb"] = CACHE_MB / jobs
-        # the core's steps want BLAS on one thread, the outer loops one threaded BLAS library;
-        # set here, the classes' threads run under it (kernels._blas)
-        with single_blas_thread() if self.driver_ == "chunking" else numpy_blas_only():
-            return Parallel(n_jobs=jobs, prefer="threads")(
-                delayed(on_threads)(threads, self._solve, kernel_set, np.where(y == c, 1.0, -1.0),
-                                    "hinge", self.C, **options)
-                for c in self.classes_)
+        return solve_classes(self, kernel_set, y)
 
     # ------------------------------------------------------------ predict
     def decision_function(self, X) -> np.ndarray:
@@ -264,7 +269,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         ndarray of shape (n_samples,) or (n_samples, n_classes)
             Binary: > 0 means ``classes_[1]``. Multiclass: one column per class.
         """
-        return self._decision(X)
+        scores = self._decision(X)
+        if self._one_vs_one() and self.decision_function_shape == "ovr":
+            return ovr_shaped(scores, self.classes_.size)
+        return scores
 
     def predict(self, X) -> np.ndarray:
         """Predicted class labels.
@@ -277,6 +285,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         -------
         ndarray of shape (n_samples,)
         """
+        if self._one_vs_one():  # libsvm's votes; ties to the smallest class index
+            return self.classes_[np.argmax(votes(self._decision(X), self.classes_.size), axis=1)]
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]

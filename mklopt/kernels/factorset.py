@@ -124,6 +124,13 @@ class FactorKernelSet(KernelSet):
         dense.scales = self.scales.copy()
         return dense
 
+    def points(self, index) -> "FactorKernelSet":
+        """The same kernels on the points ``index`` only (rows of the factors), scaled as this set."""
+        index = np.asarray(index, dtype=np.int64)
+        sub = self._with([np.ascontiguousarray(self.factor(m)[index]) for m in range(self.M)], self.names)
+        sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
+        return sub
+
     def __getitem__(self, index) -> "FactorKernelSet":
         idx = np.atleast_1d(np.arange(self.M)[index])
         sub = self._with([self.factor(m) for m in idx], [self.names[m] for m in idx])

@@ -249,6 +249,14 @@ class KernelSet(_Normalizing, _Spectral):
         new._sketch = None
         return new
 
+    def points(self, index) -> "KernelSet":
+        """The same kernels on the points ``index`` only (rows and columns), normalized as this
+        set (a subproblem of this training set: the pairs of one-vs-one)."""
+        index = np.asarray(index, dtype=np.int64)
+        sub = self._derived(self.K[:, index][:, :, index], self.names)
+        sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
+        return sub
+
     def as_precomputed(self) -> np.ndarray:
         """The kernels in the layout of the estimators' ``kernels="precomputed"``: a copy of shape
         (n, n, M) (this set's stack is (M, n, n)); ``MKLClassifier(kernels="precomputed")`` also

@@ -140,6 +140,22 @@ class LazyKernelSet(KernelSet):
         return LazyKernelSet(self.X, [self.specs[m] for m in idx], [self.names[m] for m in idx],
                              normalization=self.normalization)
 
+    def points(self, index) -> "LazyKernelSet":
+        """The same kernels on the points ``index`` only, normalized as this set is (the divisors
+        and row scales of all the points: a subproblem of this training set, one-vs-one's pairs)."""
+        index = np.asarray(index, dtype=np.int64)
+        sub = object.__new__(LazyKernelSet)
+        sub.__dict__.update(self.__dict__)
+        sub.X = np.ascontiguousarray(self.X[index])
+        sub.n = int(index.size)
+        sub.rowscale = np.ascontiguousarray(self.rowscale[:, index])
+        sub._diag = np.ascontiguousarray(self._diag[:, index])
+        sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
+        sub.oracle = lazy_oracle(sub.X, self.kinds, self.params, sub.rowscale, self.scales, self._views,
+                                 self._view_of)
+        sub._sketch, sub._kernel_table = None, None
+        return sub
+
     def factor(self, m: int) -> np.ndarray:
         raise KernelError(
             "an exact solve (mklopt.solve) states the problem with factors of the dense kernels; these "

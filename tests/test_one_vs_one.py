@@ -1,0 +1,76 @@
+"""Issue 58: one-vs-one multiclass MKL (libsvm's scheme): k(k-1)/2 pair problems, each its own
+weights and certificate, predictions by votes as scikit-learn's SVC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+import mklopt
+from mklopt.estimators.one_vs_one import class_pairs, ovr_shaped, votes
+
+SPECS = ["linear", ("rbf", {"gamma": 0.3})]
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(y))
+    return X[order[:120]], y[order[:120]], X[order[120:]], y[order[120:]]
+
+
+@pytest.mark.parametrize("driver", ["wrapper", "chunking"])
+def test_ovo_equals_the_separate_binary_fits(wine, driver):
+    X, y, X_test, _ = wine
+    params = dict(kernels=SPECS, normalization=None, p=2.0, driver=driver, tol=1e-7)
+    ovo = mklopt.MKLClassifier(multiclass="ovo", decision_function_shape="ovo", **params).fit(X, y)
+    pairs = class_pairs(3)
+    assert ovo.weights_.shape == (len(pairs), 2) and len(ovo.result_) == len(pairs)
+    scores = ovo.decision_function(X_test)
+    for p, (a, b) in enumerate(pairs):
+        keep = (y == a) | (y == b)
+        alone = mklopt.MKLClassifier(**params).fit(X[keep], np.where(y[keep] == a, 1, 0))  # a positive
+        np.testing.assert_allclose(ovo.weights_[p], alone.weights_, atol=1e-5)
+        np.testing.assert_allclose(scores[:, p], alone.decision_function(X_test), atol=1e-4)
+
+
+def test_every_pair_is_certified_on_its_own_points(wine):
+    X, y, _, _ = wine
+    ovo = mklopt.MKLClassifier(kernels=SPECS, multiclass="ovo", driver="cutting_plane", tol=1e-6).fit(X, y)
+    full = mklopt.KernelSet.from_data(X, SPECS, normalization="multiplicative")
+    for result, (a, b) in zip(ovo.result_, class_pairs(3)):
+        points = result.info["points"]
+        assert set(y[points]) == {a, b} and result.status == "converged" and result.rel_gap <= 1e-6
+        y_pm = np.where(y[points] == a, 1.0, -1.0)
+        cert = mklopt.certify(full.points(points), y_pm, result.weights, result.alpha, C=1.0)
+        assert cert.certified(1e-6)
+        assert cert.primal == pytest.approx(result.primal, rel=1e-9)
+
+
+def test_votes_and_ovr_shape_are_scikit_learns():
+    X, y = load_iris(return_X_y=True)
+    K = rbf_kernel(X, gamma=0.5)
+    svc_ovo = SVC(kernel="precomputed", decision_function_shape="ovo").fit(K, y)
+    svc_ovr = SVC(kernel="precomputed", decision_function_shape="ovr").fit(K, y)
+    scores = svc_ovo.decision_function(K)
+    assert np.array_equal(np.argmax(votes(scores, 3), axis=1), svc_ovo.predict(K))
+    np.testing.assert_allclose(ovr_shaped(scores, 3), svc_ovr.decision_function(K), atol=1e-12)
+    tie = np.array([[1.0, -1.0, 1.0]])  # 0 beats 1, 2 beats 0, 1 beats 2: one vote each
+    assert np.argmax(votes(tie, 3), axis=1)[0] == 0  # libsvm: the smallest class index
+
+
+def test_ovo_predicts_like_an_svc_on_the_combined_kernel_when_the_weights_are_fixed(wine):
+    X, y, X_test, _ = wine
+    ovo = mklopt.MKLClassifier(kernels=[("rbf", {"gamma": 0.1})], normalization=None, multiclass="ovo",
+                               decision_function_shape="ovo", driver="wrapper", tol=1e-8).fit(X, y)  # plain SVMs
+    svc = SVC(kernel="rbf", gamma=0.1, decision_function_shape="ovo", tol=1e-10).fit(X, y)
+    agree = np.mean(ovo.predict(X_test) == svc.predict(X_test))
+    assert agree >= 0.98
+    np.testing.assert_allclose(ovo.weights_, 1.0)  # one kernel: mu = 1, the SVM on it
+    np.testing.assert_allclose(ovo.decision_function(X_test), svc.decision_function(X_test), atol=5e-3)
