@@ -74,3 +74,19 @@ def test_ovo_predicts_like_an_svc_on_the_combined_kernel_when_the_weights_are_fi
     assert agree >= 0.98
     np.testing.assert_allclose(ovo.weights_, 1.0)  # one kernel: mu = 1, the SVM on it
     np.testing.assert_allclose(ovo.decision_function(X_test), svc.decision_function(X_test), atol=5e-3)
+
+
+def test_pairs_spread_over_a_dask_cluster_through_joblib(wine):
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client, LocalCluster
+    from joblib import parallel_backend
+
+    X, y, X_test, _ = wine
+    params = dict(kernels=SPECS, multiclass="ovo", driver="wrapper", p=2.0, tol=1e-6)
+    here = mklopt.MKLClassifier(**params).fit(X, y)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster), parallel_backend("dask"):
+        spread = mklopt.MKLClassifier(n_jobs=2, **params).fit(X, y)
+    np.testing.assert_allclose(spread.weights_, here.weights_, atol=1e-9)
+    assert np.array_equal(spread.predict(X_test), here.predict(X_test))
+    assert all(r.status == "converged" for r in spread.result_)
