@@ -192,8 +192,8 @@ def _check_accepted(form, params: dict) -> None:
     taken = [name for name in signature.parameters if name != "data"]
     unknown = sorted(set(params) - set(taken))
     if unknown:
-        raise FormulationError(f"formulation '{form.name}' takes no option(s) {unknown}; its options: "
-                               f"{taken or 'none'}.")
+        raise FormulationError(f"formulation '{form.name}' got unexpected parameters {unknown}; its "
+                               f"options: {taken or 'none'}.")
 
 
 def _formulation(name: str):

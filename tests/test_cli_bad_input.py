@@ -65,7 +65,7 @@ ROWS = [
     (["solve", "--kernels", "{kernels}", "--driver", "nope"], 2, "unknown driver 'nope'"),
     (["solve", "--kernels", "{kernels}", "--backend", "NOPE", "--out", "{out}.npz"], 2, "unknown backend"),
     (["solve", "--kernels", "{kernels}", "--param", "=1"], 2, "bad --param"),
-    (["solve", "--kernels", "{kernels}", "--param", "nope=1"], 2, "takes no option(s) ['nope']"),
+    (["solve", "--kernels", "{kernels}", "--param", "nope=1"], 2, "unexpected parameters ['nope']"),
     (["compare", "--kernels", "{kernels}", "--formulations", "lp_dual,nope"], 2, "unknown formulation"),
     (["compare", "--kernels", "{kernels}", "--tol", "0"], 2, "argument --tol"),
     (["compare", "--kernels", "{kernels}", "--backends", "clarabel,nope"], 2, "unknown backend(s) ['NOPE']"),

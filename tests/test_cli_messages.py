@@ -30,7 +30,7 @@ def files(tmp_path):
     (["solve", "--data", "{nan}", "--kernel", "linear"], ["X in", "nan.npz", "row 3, column 1"]),
     (["solve", "--data", "{nany}", "--kernel", "linear"], ["y in", "nany.npz", "position 5"]),
     (["solve", "--kernels", "{square}"], ["K in", "square.npz", "6 x 5"]),
-    (["solve", "--data", "{data}", "--kernel", "linear", "--param", "foo=1"], ["takes no option(s) ['foo']"]),
+    (["solve", "--data", "{data}", "--kernel", "linear", "--param", "foo=1"], ["unexpected parameters ['foo']"]),
     (["compare", "--data", "{data}", "--kernel", "linear", "--kernel", "rbf", "--formulations", "qcqp_l1",
       "--p", "2"], ["qcqp_l1", "p=2"]),
     (["compare", "--data", "{data}", "--kernel", "linear", "--formulations", ","], ["names none", "lp_dual"]),
@@ -53,4 +53,4 @@ def test_verify_says_what_it_took_from_the_saved_file(files, tmp_path, capsys):
     assert main(["verify", "--data", str(files["data"]), "--kernel", "linear", "--kernel", "rbf",
                  "--candidate", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "from" in text and "C 3" in text and "weight set" in text and "tol " in text
+    assert "from the saved result" in text and "C 3" in text and "weight set" in text and "tol " in text

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     if saved:  # what the certificate took from the file
         weight_set = candidate.info.get("regularizer_repr") or repr(candidate.regularizer)
         params = "".join(f", {k} {v:g}" for k, v in (candidate.loss_params or {}).items())
-        print(f"from {args.candidate}: C {candidate.C:g}, weight set {weight_set}, loss {candidate.loss}{params}")
+        print(f"from the saved result: C {candidate.C:g}, weight set {weight_set}, loss {candidate.loss}{params}")
     print(f"tol {tol:g} ({source})")
     print(line)
     return (EXIT_LOCAL if local else EXIT_OK) if ok else EXIT_FAIL
