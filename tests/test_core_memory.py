@@ -57,7 +57,7 @@ def test_a_one_vs_rest_fit_on_the_fly_builds_the_per_kernel_table_once(monkeypat
     X = rng.standard_normal((150, 3))
     y = np.argmax(X, axis=1)  # three classes
     model = mklopt.MKLClassifier(kernels=[("rbf", {"gamma": g}) for g in (0.3, 0.6, 1.2)], normalization=None,
-                                 driver="chunking", tol=1e-3).fit(X, y)
+                                 driver="chunking", tol=1e-3, multiclass="ovr").fit(X, y)
     assert len(builds) == 1  # on the fly (a dense stack builds none), once for the three classes
     assert all(result.status == "converged" and result.certificate.certified(1e-3) for result in model.result_)
 

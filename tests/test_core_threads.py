@@ -49,7 +49,7 @@ def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, o
     if on_the_fly:
         monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)
     X, y = _three_classes()
-    common = dict(kernels=SPECS, driver="chunking", p=4 / 3, C=10.0, tol=1e-6)
+    common = dict(kernels=SPECS, driver="chunking", p=4 / 3, C=10.0, tol=1e-6, multiclass="ovr")
     seen = _spy_cache_mb(monkeypatch)
     threaded = mklopt.MKLClassifier(**common).fit(X, y)
     jobs = core_threads.core_threads(3)

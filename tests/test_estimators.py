@@ -94,7 +94,7 @@ def test_pipeline_with_scaler():
 def test_multiclass_one_vs_rest_iris():
     X, y = load_iris(return_X_y=True)
     X = StandardScaler().fit_transform(X)
-    clf = MKLClassifier(kernels=SPECS, p=2.0, driver="wrapper", tol=1e-4).fit(X, y)
+    clf = MKLClassifier(kernels=SPECS, p=2.0, driver="wrapper", tol=1e-4, multiclass="ovr").fit(X, y)
     assert clf.weights_.shape == (3, 3) and clf.intercept_.shape == (3,)
     assert isinstance(clf.result_, list) and len(clf.result_) == 3
     assert all(r.rel_gap <= 1e-4 for r in clf.result_)

@@ -99,7 +99,7 @@ def test_estimator_bad_parameters():
     with pytest.raises(InvalidInputError, match="nu must be"):
         MKLOneClass(nu=0.0).fit(X)
     with pytest.raises(InvalidInputError, match="multiclass must be"):
-        MKLClassifier(multiclass="ovo").fit(X, y % 3)
+        MKLClassifier(multiclass="all-pairs").fit(X, y % 3)
     with pytest.raises(InvalidInputError, match="driver must be one of"):
         MKLRegressor(driver="dca").fit(X, y)
 

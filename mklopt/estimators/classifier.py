@@ -20,14 +20,10 @@ from .._validation import check_C
 from ..exceptions import InvalidInputError
 from ..regularizers import Regularizer
 from ._base import AUTO, MKLEstimatorBase
-from .multiclass import solve_classes
+from .multiclass import MULTICLASS, scheme, solve_classes
 from .one_vs_one import ovr_shaped, votes
 
 __all__ = ["MKLClassifier"]
-
-#: The multiclass schemes (more than two classes).
-MULTICLASS = ("ovr", "ovo", "shared")
-
 
 class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     """Multiple kernel learning classifier (ℓp-MKL or any weight set Θ).
@@ -105,8 +101,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         relative gap at which an outer loop stops (default 1e-4).
     max_iter : int, optional
         Iteration cap of an outer loop (default: :func:`mklopt.fit`'s).
-    multiclass : {"ovr", "ovo", "shared"}, default="ovr"
-        More than two classes: ``"ovr"`` solves one binary MKL problem per
+    multiclass : {"auto", "ovo", "ovr", "shared"}, default="auto"
+        More than two classes (``multiclass_`` is the one used): ``"auto"`` is ``"ovo"``
+        (the rule: :func:`~mklopt.estimators.multiclass.scheme`); ``"ovr"`` solves one binary MKL problem per
         class, each with its own kernel weights; ``"ovo"`` one per pair of classes on
         the two classes' points (libsvm's scheme, :mod:`mklopt.estimators.one_vs_one`:
         k(k-1)/2 smaller problems, each with its own weights and certificate; predictions
@@ -156,8 +153,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         Bias ``b`` of each binary problem.
     result_ : MKLResult or list of MKLResult
         The full result with its certificate (``primal``, ``dual``,
-        ``rel_gap``, ``status``, ``history``); a list, one per class, for
-        ``multiclass="ovr"``.
+        ``rel_gap``, ``status``, ``history``); a list, one per class for
+        ``multiclass="ovr"``, one per pair for ``"ovo"`` (each certified on its pair's
+        points, ``info["points"]``; its ``dual_coef`` spread over all training points).
+    multiclass_ : str
+        The multiclass scheme used (``"auto"`` resolved).
     n_iter_ : int or ndarray of shape (n_classes,)
         Outer-loop iterations (1 for an exact solve).
     kernel_specs_ : list
@@ -179,7 +179,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
 
     Notes
     -----
-    **Multiclass**: one-vs-rest. With ``multiclass="ovr"`` a binary MKL
+    **Multiclass**: one-vs-one by default (libsvm's votes; ``decision_function`` one column per
+    class by ``decision_function_shape="ovr"``, or one per pair). With ``multiclass="ovr"`` a binary MKL
     problem (class ``c`` against all others) is solved per class with its own
     kernel weights; with ``"shared"`` one problem (loss ``"ovr_hinge"``)
     learns one weight vector for all classes. ``decision_function`` returns
@@ -201,13 +202,13 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
                  theta: int = 2, p: float = 1.0, regularizer: Regularizer | Callable | None = None,
                  C: float = 1.0, driver: str = AUTO, backend: str | None = None,
                  tol: float | None = None, max_iter: int | None = None,
-                 multiclass: str = "ovr", n_jobs: int | None = None, verbose: int = 0,
+                 multiclass: str = "auto", n_jobs: int | None = None, verbose: int = 0,
                  rank: int | None = None, approximation: str = "nystroem", random_state: int = 0,
                  decision_function_shape: str = "ovr") -> None:
         self._keep_params(locals())
 
     def _loss_name(self) -> str:
-        shared = self.multiclass == "shared" and getattr(self, "classes_", np.arange(2)).size > 2
+        shared = self._scheme() == "shared" and getattr(self, "classes_", np.arange(2)).size > 2
         return "ovr_hinge" if shared else "hinge"
 
     # ----------------------------------------------------------------- fit
@@ -236,23 +237,28 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         if self.classes_.size < 2:
             raise InvalidInputError(
                 f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_[0]!r}).")
+        self.multiclass_ = scheme(self.multiclass, self.classes_.size)
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
         return self
 
     def _core_problems(self) -> int:
         k = int(self.classes_.size)
-        if k <= 2 or self.n_jobs is not None or self.multiclass == "shared":
+        if k <= 2 or self.n_jobs is not None or self._scheme() == "shared":
             return 1
-        return k * (k - 1) // 2 if self.multiclass == "ovo" else k
+        return k * (k - 1) // 2 if self._scheme() == "ovo" else k
+
+    def _scheme(self) -> str:
+        """The multiclass scheme of this fit (``"auto"`` resolved once ``fit`` knows the classes)."""
+        return getattr(self, "multiclass_", self.multiclass)
 
     def _one_vs_one(self) -> bool:
-        return self.multiclass == "ovo" and self.classes_.size > 2
+        return self._scheme() == "ovo" and self.classes_.size > 2
 
     def _solve_classes(self, kernel_set, y) -> list:
         """One problem (binary, or multiclass with shared weights), one per class (ovr) or one
         per pair of classes (ovo), side by side on threads (:func:`~.multiclass.solve_classes`)."""
-        if self.classes_.size == 2 or self.multiclass == "shared":
+        if self.classes_.size == 2 or self._scheme() == "shared":
             return [self._solve(kernel_set, y, self._loss_name(), self.C)]
         return solve_classes(self, kernel_set, y)
 

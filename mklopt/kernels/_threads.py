@@ -31,11 +31,24 @@ def granted_threads() -> int:
     if env.isdigit() and int(env) >= 1:
         limit = min(limit, int(env))
     try:
-        from threadpoolctl import threadpool_info
-        counts = [lib["num_threads"] for lib in threadpool_info() if lib.get("user_api") == "openmp"]
+        counts = [lib.num_threads for lib in _openmp_runtimes()]
     except Exception:  # threadpoolctl could not inspect a library: the limits known so far
         counts = []
     return max(1, min([limit, *counts]))
+
+
+def _openmp_runtimes() -> list:
+    """threadpoolctl's controllers of the OpenMP runtimes loaded now (found once per process:
+    finding them scans every loaded library, 3 ms; each count is then read live)."""
+    global _RUNTIMES
+    if _RUNTIMES is None:
+        from threadpoolctl import ThreadpoolController
+
+        _RUNTIMES = list(ThreadpoolController().select(user_api="openmp").lib_controllers)
+    return _RUNTIMES
+
+
+_RUNTIMES: list | None = None
 
 
 @contextmanager

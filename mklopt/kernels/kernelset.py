@@ -253,7 +253,7 @@ class KernelSet(_Normalizing, _Spectral):
         """The same kernels on the points ``index`` only (rows and columns), normalized as this
         set (a subproblem of this training set: the pairs of one-vs-one)."""
         index = np.asarray(index, dtype=np.int64)
-        sub = self._derived(self.K[:, index][:, :, index], self.names)
+        sub = self._derived(self.K[:, index[:, None], index[None, :]], self.names)  # one gather
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub
 

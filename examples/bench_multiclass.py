@@ -1,0 +1,156 @@
+"""Several classes at a few SVMs' price: one-vs-one and one-vs-rest against ``SVC``.
+
+``mklopt bench multiclass`` measures, in one run on this machine (models in turn in each
+round, the median of ``--repeat`` rounds, after one untimed fit of each):
+
+1. **digits** (scikit-learn's, 10 classes, 1,257 training points,
+   ``train_test_split(test_size=0.3, random_state=0)``, ``StandardScaler``):
+   ``MKLClassifier(C=C, multiclass=...)`` with the default kernels for ``"ovo"`` and
+   ``"ovr"`` against ``SVC(kernel="rbf", C=C)``, at C = 1 and C = 100; the ratio to the
+   SVC and the test accuracies. Target: ovo ≤ 3× the SVC, accuracy within a point of it.
+2. **GridSearchCV** over C ∈ {0.1, 1, 10, 100}, cv = 3, of both. Target ≤ 3×.
+3. **UCI Multiple Features** (1,500 digits of the six views, the other 500 held out): six
+   precomputed RBF view kernels (``gamma = 1 / (d_v Var)``) given as
+   ``kernels="precomputed"`` (n, n, M), the same grid, against ``SVC(kernel="precomputed")``
+   on their sum. Target ≤ 10×.
+4. **Time against classes**: digits with the first k classes, k = 2..10 (``--out`` saves
+   the figure ``bench_multiclass.png``).
+
+Run: ``python examples/bench_multiclass.py``; ``--small``: 300 digits, C = 1 only, one
+round, cv = 2, 600 Multiple Features points (seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+import mklopt
+from mklopt.plotting import save_figure
+
+
+def _timed(model, X, y) -> float:
+    start = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def _models(C: float) -> dict:
+    return {"MKL ovo": lambda: make_pipeline(StandardScaler(), mklopt.MKLClassifier(C=C, multiclass="ovo")),
+            "MKL ovr": lambda: make_pipeline(StandardScaler(), mklopt.MKLClassifier(C=C, multiclass="ovr")),
+            "SVC": lambda: make_pipeline(StandardScaler(), SVC(kernel="rbf", C=C))}
+
+
+def rounds(models: dict, X, y, Xt, yt, repeat: int) -> dict:
+    """Median seconds and test accuracy of each model, the models in turn in each round."""
+    for make in models.values():  # warm: compiled code loaded, nothing timed
+        make().fit(X[:200], y[:200])
+    seconds = {label: [] for label in models}
+    fitted = {}
+    for _ in range(repeat):
+        for label, make in models.items():
+            fitted[label] = make()
+            seconds[label].append(_timed(fitted[label], X, y))
+    return {label: (statistics.median(seconds[label]), float(np.mean(fitted[label].predict(Xt) == yt)))
+            for label in models}
+
+
+def report(title: str, rows: dict) -> dict:
+    base = rows["SVC"][0]
+    print(title)
+    for label, (seconds, accuracy) in rows.items():
+        print(f"  {label:10s} {seconds:8.3f} s  {seconds / base:6.1f}x SVC  accuracy {accuracy:.3f}")
+    return rows
+
+
+def grid(X, y, Xt, yt, Cs, cv: int) -> dict:
+    models = {"MKL ovo": GridSearchCV(make_pipeline(StandardScaler(), mklopt.MKLClassifier(multiclass="ovo")),
+                                      {"mklclassifier__C": Cs}, cv=cv),
+              "SVC": GridSearchCV(make_pipeline(StandardScaler(), SVC(kernel="rbf")), {"svc__C": Cs}, cv=cv)}
+    return {label: (_timed(model, X, y), float(np.mean(model.predict(Xt) == yt))) for label, model in models.items()}
+
+
+def mfeat(n: int, Cs, cv: int) -> dict:
+    from mklopt.datasets import load_mfeat
+
+    data = load_mfeat()
+    order = np.random.default_rng(0).permutation(data.target.size)
+    train, test = order[:n], order[n:n + max(n // 3, 100)]
+    stacks = []
+    for view in data.views.values():
+        Z = StandardScaler().fit(view[train]).transform(view)
+        gamma = 1.0 / Z.shape[1]
+        sq = (Z**2).sum(1)
+        stacks.append(np.exp(-gamma * np.clip(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0, None)))
+    K = np.stack(stacks, axis=2)  # (N, N, M)
+    y = data.target
+    K_train, K_test = K[np.ix_(train, train)], K[np.ix_(test, train)]
+    mkl = GridSearchCV(mklopt.MKLClassifier(kernels="precomputed", multiclass="ovo", normalization=None),
+                       {"C": Cs}, cv=cv)
+    svc = GridSearchCV(SVC(kernel="precomputed"), {"C": Cs}, cv=cv)
+    rows = {"MKL ovo": (_timed(mkl, K_train, y[train]), float(np.mean(mkl.predict(K_test) == y[test]))),
+            "SVC": (_timed(svc, K_train.sum(axis=2), y[train]),
+                    float(np.mean(svc.predict(K_test.sum(axis=2)) == y[test])))}
+    return rows
+
+
+def against_classes(X, y, classes) -> list[tuple[int, float, float, float]]:
+    out = []
+    for k in classes:
+        keep = y < k
+        seconds = [_timed(make(), X[keep], y[keep]) for make in _models(1.0).values()]
+        out.append((k, *seconds))
+        print(f"  {k:2d} classes: ovo {seconds[0]:.3f} s, ovr {seconds[1]:.3f} s, SVC {seconds[2]:.3f} s")
+    return out
+
+
+def plot(curve, path: Path) -> None:
+    from mklopt.plotting import _pyplot
+
+    fig, ax = _pyplot().subplots(figsize=(6, 3.5))
+    k = [row[0] for row in curve]
+    for column, label in ((1, "MKLClassifier ovo"), (2, "MKLClassifier ovr"), (3, "SVC (rbf)")):
+        ax.plot(k, [row[column] for row in curve], marker="o", label=label)
+    ax.set(xlabel="classes (digits 0..k-1)", ylabel="fit seconds", yscale="log", title="time against classes")
+    ax.legend()
+    save_figure(fig, path)
+
+
+def main(small: bool = False, out=None, argv=None) -> dict:
+    """Command-line entry; ``small=True`` runs in seconds."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="rounds per model (default 3)")
+    parser.add_argument("--out", default=None, help="folder for bench_multiclass.png")
+    args = parser.parse_args(argv if argv is not None else ([] if small else None))
+    X, y = load_digits(return_X_y=True)
+    if small:
+        X, y = X[:300], y[:300]
+    X, Xt, y, yt = train_test_split(X, y, test_size=0.3, random_state=0)
+    repeat = 1 if small else max(args.repeat, 1)
+    results = {}
+    for C in ((1.0,) if small else (1.0, 100.0)):
+        results[f"digits C={C:g}"] = report(f"digits, {len(y)} training points, C = {C:g}",
+                                            rounds(_models(C), X, y, Xt, yt, repeat))
+    Cs, cv = ([1.0, 10.0], 2) if small else ([0.1, 1.0, 10.0, 100.0], 3)
+    results["grid"] = report(f"GridSearchCV over C in {Cs}, cv = {cv}", grid(X, y, Xt, yt, Cs, cv))
+    results["mfeat"] = report(f"Multiple Features, six precomputed view kernels, {600 if small else 1500} "
+                              f"points, the same grid", mfeat(600 if small else 1500, Cs, cv))
+    print("time against classes (C = 1, one fit each):")
+    curve = against_classes(X, y, range(2, 11, 4 if small else 1))
+    folder = out if out is not None else args.out
+    if folder is not None:
+        plot(curve, Path(folder) / "bench_multiclass.png")
+    return results
+
+
+if __name__ == "__main__":
+    main()
