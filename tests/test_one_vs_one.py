@@ -90,3 +90,12 @@ def test_pairs_spread_over_a_dask_cluster_through_joblib(wine):
     np.testing.assert_allclose(spread.weights_, here.weights_, atol=1e-9)
     assert np.array_equal(spread.predict(X_test), here.predict(X_test))
     assert all(r.status == "converged" for r in spread.result_)
+
+
+def test_auto_is_one_vs_rest_in_this_release(wine):
+    X, y, _, _ = wine
+    clf = mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0).fit(X, y)
+    assert clf.multiclass_ == "ovr" and clf.weights_.shape == (3, 2)
+    pairs = mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0, multiclass="ovo").fit(X, y)
+    assert pairs.multiclass_ == "ovo" and pairs.weights_.shape == (3, 2) and len(pairs.result_) == 3
+    assert np.mean(pairs.predict(X) == clf.predict(X)) >= 0.95

@@ -102,8 +102,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     max_iter : int, optional
         Iteration cap of an outer loop (default: :func:`mklopt.fit`'s).
     multiclass : {"auto", "ovo", "ovr", "shared"}, default="auto"
-        More than two classes (``multiclass_`` is the one used): ``"auto"`` is ``"ovo"``
-        (the rule: :func:`~mklopt.estimators.multiclass.scheme`); ``"ovr"`` solves one binary MKL problem per
+        More than two classes (``multiclass_`` is the one used): ``"auto"`` is ``"ovr"`` in this
+        release (measured faster; the rule: :func:`~mklopt.estimators.multiclass.scheme`); ``"ovr"`` solves one binary MKL problem per
         class, each with its own kernel weights; ``"ovo"`` one per pair of classes on
         the two classes' points (libsvm's scheme, :mod:`mklopt.estimators.one_vs_one`:
         k(k-1)/2 smaller problems, each with its own weights and certificate; predictions
@@ -179,8 +179,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
 
     Notes
     -----
-    **Multiclass**: one-vs-one by default (libsvm's votes; ``decision_function`` one column per
-    class by ``decision_function_shape="ovr"``, or one per pair). With ``multiclass="ovr"`` a binary MKL
+    **Multiclass**: one-vs-rest by default; with ``multiclass="ovo"`` libsvm's one-vs-one (votes;
+    ``decision_function`` one column per class by ``decision_function_shape="ovr"``, or one per
+    pair). With ``multiclass="ovr"`` a binary MKL
     problem (class ``c`` against all others) is solved per class with its own
     kernel weights; with ``"shared"`` one problem (loss ``"ovr_hinge"``)
     learns one weight vector for all classes. ``decision_function`` returns
