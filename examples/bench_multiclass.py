@@ -122,6 +122,7 @@ def plot(curve, path: Path) -> None:
         ax.plot(k, [row[column] for row in curve], marker="o", label=label)
     ax.set(xlabel="classes (digits 0..k-1)", ylabel="fit seconds", yscale="log", title="time against classes")
     ax.legend()
+    fig.tight_layout()
     save_figure(fig, path)
 
 
