@@ -8,6 +8,7 @@ import time
 
 import numba
 import numpy as np
+import pytest
 
 import mklopt
 from mklopt.cli import main
@@ -25,37 +26,33 @@ def _slow_to_compile():
     return numba.njit(body)
 
 
-def test_a_long_compilation_is_announced_once(monkeypatch, caplog):
-    monkeypatch.setattr(watch.WATCH, "announced", True)  # the process's own watch stays quiet here
+@pytest.fixture
+def listener(monkeypatch):
+    """A fresh watch announcing at once; the process's own watch stays quiet meanwhile."""
+    monkeypatch.setattr(watch.WATCH, "announced", True)
     monkeypatch.setattr(watch, "ANNOUNCE_AFTER", 0.0)
     monkeypatch.setattr(watch, "WATCH", watch.CompileWatch())
     monkeypatch.setattr(watch, "_installed", False)
-    listener = watch.install()
-    try:
-        with caplog.at_level(logging.WARNING, logger="mklopt"):
-            _slow_to_compile()(np.ones(3))
-            time.sleep(0.2)  # the notice comes from a timer thread
-            _slow_to_compile()(np.ones(3))
-            time.sleep(0.2)
-    finally:
-        numba.core.event.unregister("numba:compile", listener)
+    fresh = watch.install()
+    yield fresh
+    numba.core.event.unregister("numba:compile", fresh)
+
+
+def test_a_long_compilation_is_announced_once(listener, caplog):
+    with caplog.at_level(logging.WARNING, logger="mklopt"):
+        _slow_to_compile()(np.ones(3))
+        time.sleep(0.2)  # the notice comes from a timer thread
+        _slow_to_compile()(np.ones(3))
+        time.sleep(0.2)
     notices = [r for r in caplog.records if r.name == "mklopt" and "compiling its core" in r.getMessage()]
     assert len(notices) == 1
     assert [name for name, _ in listener.records] == ["mklopt.fake_module.body"] * 2
 
 
-def test_other_libraries_compilations_are_not_ours(monkeypatch, caplog):
-    monkeypatch.setattr(watch.WATCH, "announced", True)
-    monkeypatch.setattr(watch, "ANNOUNCE_AFTER", 0.0)
-    monkeypatch.setattr(watch, "WATCH", watch.CompileWatch())
-    monkeypatch.setattr(watch, "_installed", False)
-    listener = watch.install()
-    try:
-        with caplog.at_level(logging.WARNING, logger="mklopt"):
-            numba.njit(lambda x: x + 1)(1.0)
-            time.sleep(0.2)
-    finally:
-        numba.core.event.unregister("numba:compile", listener)
+def test_other_libraries_compilations_are_not_ours(listener, caplog):
+    with caplog.at_level(logging.WARNING, logger="mklopt"):
+        numba.njit(lambda x: x + 1)(1.0)
+        time.sleep(0.2)
     assert listener.records == [] and not caplog.records
 
 
