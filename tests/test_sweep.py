@@ -301,3 +301,15 @@ def test_a_failed_task_is_recorded_once_and_a_lost_one_resubmitted():
     again, _ = _collect(None, Wait, {failed: (0, 0), lost: (1, 0)}, recorded.__setitem__, None, 1.0, lambda: 0)
     assert again == [(1, 0)] and list(recorded) == [(0, 0)]
     assert recorded[(0, 0)]["status"] == "error: ValueError: bad"
+
+
+@needs_dask
+def test_one_worker_runs_in_this_process_and_equals_the_cluster(data, distributed_run, monkeypatch):
+    from mklopt.model_selection import search
+
+    monkeypatch.setattr(search, "cluster_client", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("a cluster was started")))
+    here = sweep(*data, GRID, estimator=_estimator(), cv=3, n_workers=1, progress=False)
+    np.testing.assert_allclose(here.cv_results["mean_test_score"],
+                               distributed_run.cv_results["mean_test_score"], atol=1e-12)
+    assert here.best_index == distributed_run.best_index

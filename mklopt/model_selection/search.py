@@ -53,6 +53,7 @@ from .sweep_log import FitsLog, params_key, sweep_fingerprint
 from .sweep_cluster import cluster_client
 from .sweep_result import SweepResult, cv_rows
 from .sweep_run import aggregate, halving, progress_bar, run_fits
+from .sweep_tasks import fit_and_score
 
 #: The install command named when ``dask.distributed`` is missing.
 DASK_EXTRA = 'pip install -e ".[dask]"'
@@ -89,6 +90,9 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         A running scheduler (``"tcp://host:8786"``), left running. Default: a ``LocalCluster``
         of ``n_workers`` single-threaded worker processes, started and closed here.
     n_workers : int, default=2
+        Worker processes of the local cluster. ``1`` (without ``scheduler``): no cluster, the
+        fits run in this process one after another (a script then needs no
+        ``if __name__ == "__main__":`` guard, which Dask's worker processes do).
     progress : bool, default=True
         A progress bar of fits done / total with its ETA, and the dashboard link while
         the cluster runs, on stderr.
@@ -158,14 +162,16 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         total, [params_key(c) for c in candidates], len(splits))
     results = fits.start(resume is not None) if fits is not None else {}
     pending = [(c, f) for c in range(len(candidates)) for f in range(len(splits)) if (c, f) not in results]
-    cluster = (cluster_client(distributed, scheduler, n_workers, connect_timeout) if pending or search == "halving"
-               else _no_cluster())
+    here = scheduler is None and n_workers == 1 and search == "grid"  # no Dask: in this process
+    cluster = (cluster_client(distributed, scheduler, n_workers, connect_timeout)
+               if (pending or search == "halving") and not here else _no_cluster())
     with cluster as (client, link, address, workers):
         if progress:
             note = "" if scheduler or importlib.util.find_spec("bokeh") else " (needs bokeh>=3.1)"
+            where = (" in this process (n_workers=1)" if here else
+                     f" on {workers} Dask workers; dashboard (while it runs): {link}{note}")
             print(f"sweep: {len(candidates)} candidates x {len(splits)} folds = {total} fits"
-                  + (f" on {workers} Dask workers; dashboard (while it runs): {link}{note}" if pending
-                     else f": all {total} in {fits.path} already, no cluster started"),
+                  + (where if pending else f": all {total} in {fits.path} already, no cluster started"),
                   file=sys.stderr, flush=True)
         if search == "halving":
             search_cv = halving(client, distributed, estimator, param_grid, cv, scoring, X, y, refit,
@@ -182,8 +188,12 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
                 bar.update(1)
 
         try:
-            run_fits(client, distributed, estimator, candidates, splits, X, y, scoring, pending,
-                     record, fits, connect_timeout, lambda: len(results))
+            if here:
+                for c, f in pending:
+                    record((c, f), fit_and_score(estimator, candidates[c], X, y, *splits[f], scoring))
+            else:
+                run_fits(client, distributed, estimator, candidates, splits, X, y, scoring, pending,
+                         record, fits, connect_timeout, lambda: len(results))
         except KeyboardInterrupt:
             kept = (f"{len(results)} of {total} fits kept in {fits.path}; resume with --resume "
                     f"(in Python: resume='{fits.path}')" if fits is not None else
