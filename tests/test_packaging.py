@@ -143,3 +143,19 @@ def test_demo_solve_and_verify_from_the_installed_wheel(installed, numba_cache, 
     assert "CERTIFIED" in verify.stdout and "NOT CERTIFIED" not in verify.stdout
 
 
+
+
+def test_a_wheel_runs_the_benchmarks_and_lays_out_the_docs_sources(installed, tmp_path):
+    """Issue 59.1: the benchmarks and the docs' sources come with the wheel, and the hints name
+    the wheel's install command."""
+    python, bin_folder, _ = installed
+    listed = _run([str(bin_folder / "mklopt"), "bench", "--list"], cwd=tmp_path, env=_env(bin_folder)).stdout.split()
+    assert {"first-fit", "multiclass", "threads", "estimator"} <= set(listed)
+    code = ("import pathlib, tempfile\n"
+            "from mklopt._docs import source_root\n"
+            "from mklopt._install import install_hint\n"
+            "root = source_root(pathlib.Path(tempfile.mkdtemp()) / 'source')\n"
+            "print(sorted(p.name for p in root.iterdir()), (root / 'examples' / 'lp_norm_toy.py').is_file(),\n"
+            "      (root / 'formulations' / 'reference_instances.json').is_file(), install_hint('dask'))")
+    out = _run([str(python), "-c", code], cwd=tmp_path, env=_env(bin_folder)).stdout.strip()
+    assert out == """['examples', 'formulations', 'mklopt'] True True pip install "mklopt[dask]\""""

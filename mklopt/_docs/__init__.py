@@ -4,8 +4,10 @@ The configuration and the hand-written pages live here (``conf.py``,
 ``pages/``); the catalogue ``formulations/``, the gallery ``examples/`` and the
 docstrings are the other sources. :func:`build_site` stages all of them in a
 temporary folder (nothing is written into the checkout) and runs
-``sphinx-build -W`` on it. Requires the ``docs`` extra
-(``pip install -e ".[docs]"``) and a source checkout.
+``sphinx-build -W`` on it. Requires the ``docs`` extra. A wheel ships the catalogue and
+the examples inside the package (``_catalogue``, ``_examples``): without a checkout the
+site is built from them, through a folder of links laid out as a checkout
+(:func:`source_root`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .._install import PACKAGE, install_hint
 from ..exceptions import InvalidInputError, MissingDependencyError
 from ._staging import stage, stray_outputs
 
 #: Import names of the ``docs`` extra (distribution names in pyproject.toml).
 REQUIRED = ("sphinx", "myst_parser", "sphinx_gallery", "numpydoc", "pydata_sphinx_theme")
-INSTALL = 'pip install -e ".[docs]"'
+INSTALL = install_hint("docs")
 
 
 def check_dependencies() -> None:
@@ -30,7 +33,7 @@ def check_dependencies() -> None:
     if missing:
         raise MissingDependencyError(
             f"mklopt docs needs the docs extra ({', '.join(missing)} not installed); "
-            f"run '{INSTALL}' in the source checkout.")
+            f"run '{INSTALL}'.")
 
 
 #: Folders of the checkout a site must not be written into (or be).
@@ -53,6 +56,11 @@ def check_out_folder(out: Path, repo: Path) -> None:
         raise InvalidInputError(
             f"--out {out} is {where}: the site's files would mix with the sources; choose a new "
             f"folder, e.g. --out {repo / 'site'} (ignored by git) or one outside the checkout.")
+
+
+def source_root_of_checkout() -> Path:
+    """The folder a checkout's package sits in (whether or not it is one)."""
+    return PACKAGE.parent
 
 
 def source_checkout(root: Path | None = None) -> Path:
@@ -78,6 +86,21 @@ def source_checkout(root: Path | None = None) -> Path:
     return root
 
 
+def source_root(folder: Path) -> Path:
+    """The checkout, or (from a wheel) ``folder`` laid out as one: links ``mklopt``,
+    ``formulations`` (the package's ``_catalogue``) and ``examples`` (its ``_examples``)."""
+    try:
+        return source_checkout()
+    except InvalidInputError:
+        if not ((PACKAGE / "_catalogue").is_dir() and (PACKAGE / "_examples").is_dir()):
+            raise
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, target in (("mklopt", PACKAGE), ("formulations", PACKAGE / "_catalogue"),
+                         ("examples", PACKAGE / "_examples")):
+        (folder / name).symlink_to(target, target_is_directory=True)
+    return folder
+
+
 def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> int:
     """Stage the sources and run Sphinx (warnings are errors) into ``out``.
 
@@ -96,13 +119,14 @@ def build_site(out: Path, quick: bool = False, staging: Path | None = None) -> i
         ``sphinx-build``'s exit status (0: built without warnings).
     """
     check_dependencies()
-    repo = source_checkout()
-    check_out_folder(Path(out), repo)
     if staging is None:
         with tempfile.TemporaryDirectory(prefix="mklopt-docs-") as tmp:
             return build_site(out, quick, Path(tmp))
+    repo = source_root(Path(staging) / "source")
+    if repo == source_root_of_checkout():
+        check_out_folder(Path(out), repo)
     print(f"mklopt docs: staging the sources in {staging}", file=sys.stderr, flush=True)
-    staged = stage(repo, Path(staging), quick)
+    staged = stage(repo, Path(staging) / "stage", quick)
     print(f"mklopt docs: running Sphinx into {out} (the gallery runs every example: "
           f"{'a few minutes' if quick else 'several minutes'}; warnings are errors)",
           file=sys.stderr, flush=True)

@@ -193,7 +193,7 @@ def _with_thumbnail(source: str, stem: str, staging: Path) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    catalogue = json.loads((PACKAGE.parent.parent / "formulations" / "reference_instances.json")
+    catalogue = json.loads((PACKAGE.parent / "_catalogue" / "reference_instances.json")
                            .read_text(encoding="utf-8"))
     gaps = [max(i["certified"]["rel_gap"], 1e-16) for i in catalogue["instances"]]
     fig, ax = plt.subplots(figsize=(4, 3))

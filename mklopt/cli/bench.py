@@ -1,4 +1,6 @@
-"""``mklopt bench NAME [ARGS...]``: run ``examples/bench_NAME.py`` of a source checkout.
+"""``mklopt bench NAME [ARGS...]``: run ``examples/bench_NAME.py`` (shipped in the wheel too).
+
+``mklopt bench --list`` lists the names.
 
 Exit codes: the script's own exit status (128 + N when it was killed by
 signal N); 2 when there is no such benchmark or no ``examples/`` folder;
@@ -12,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .._install import PACKAGE
 from ..exceptions import InvalidInputError
 
 
@@ -22,7 +25,8 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
                             description="Run examples/bench_NAME.py of a source checkout; "
                             "arguments after NAME are passed to the script, whose exit status "
                             "is passed through.")
-    bench.add_argument("name", help=f"benchmark name: {names}")
+    bench.add_argument("name", nargs="?", help=f"benchmark name: {names}")
+    bench.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     bench.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     bench.set_defaults(handler=run)
 
@@ -37,19 +41,24 @@ def available() -> list[str]:
 
 
 def examples_dir() -> Path:
-    """The source checkout's ``examples/`` folder (next to the package directory)."""
-    folder = Path(__file__).resolve().parents[2] / "examples"
+    """The examples: the package's ``_examples`` (in a checkout a link to ``examples/``; in a
+    wheel the scripts themselves)."""
+    folder = PACKAGE / "_examples"
     if not folder.is_dir():
-        raise InvalidInputError(
-            f"mklopt bench runs the scripts in examples/, which is not next to the installed "
-            f"package ({folder} does not exist); use a source checkout installed with "
-            "'pip install -e .'.")
+        raise InvalidInputError(f"this installation of mklopt has no examples ({folder} is missing); "
+                                "reinstall mklopt.")
     return folder
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``examples/bench_<name>.py`` with the remaining arguments; its exit status."""
     folder = examples_dir()
+    if args.list or args.name is None:
+        if args.name is None and not args.list:
+            raise InvalidInputError(f"name a benchmark: {', '.join(available())} (or --list).")
+        for name in available():
+            print(name)
+        return 0
     script = folder / f"bench_{args.name.replace('-', '_')}.py"  # first-fit is bench_first_fit.py
     if not script.is_file():
         raise InvalidInputError(f"no benchmark {args.name!r} in {folder}; available: {available() or 'none'}.")

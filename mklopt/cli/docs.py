@@ -1,12 +1,13 @@
 """``mklopt docs [--out DIR] [--quick]``: build the HTML site with Sphinx (warnings are errors).
 
-Needs the ``docs`` extra (``pip install -e ".[docs]"``) and a source checkout
-(the site is built from ``formulations/``, ``examples/`` and the docstrings).
+Needs the ``docs`` extra (``pip install -e ".[docs]"`` in a checkout, ``pip install
+"mklopt[docs]"`` for a wheel). The site is built from ``formulations/``, ``examples/`` and
+the docstrings: a checkout's, or the copies a wheel ships inside the package.
 Prints the path of ``index.html``.
 
 Exit codes: 0 built without warnings; 1 Sphinx failed (a warning, a broken
 page or a failing example; its messages are on stderr); 2 the docs extra is
-missing or there is no source checkout; 130 interrupted.
+missing; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
         "docs", help="build the HTML documentation site (Sphinx, needs the docs extra)",
         description="Build the documentation site (formulations with math and code, drivers, "
         "certificates, the examples gallery executed, the API reference) with Sphinx; "
-        "warnings are errors. Needs pip install -e \".[docs]\" in a source checkout.")
+        "warnings are errors. Needs the docs extra; works from a checkout or a wheel.")
     docs.add_argument("--out", type=Path, default=Path("mklopt_site"),
                       help="folder of the HTML site (default: ./mklopt_site)")
     docs.add_argument("--quick", action="store_true",

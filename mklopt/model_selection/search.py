@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .._install import install_hint
 from ..exceptions import BackendNotInstalledError, InvalidInputError
 from .sweep_log import FitsLog, params_key, sweep_fingerprint
 from .sweep_cluster import cluster_client
@@ -56,7 +57,7 @@ from .sweep_run import aggregate, halving, progress_bar, run_fits
 from .sweep_tasks import fit_and_score
 
 #: The install command named when ``dask.distributed`` is missing.
-DASK_EXTRA = 'pip install -e ".[dask]"'
+DASK_EXTRA = install_hint("dask")
 
 
 def _distributed():
