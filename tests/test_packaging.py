@@ -153,7 +153,7 @@ def test_a_wheel_runs_the_benchmarks_and_lays_out_the_docs_sources(installed, tm
     assert {"first-fit", "multiclass", "threads", "estimator"} <= set(listed)
     code = ("import pathlib, tempfile\n"
             "from mklopt._docs import source_root\n"
-            "from mklopt._install import install_hint\n"
+            "from mklopt._version import install_hint\n"
             "root = source_root(pathlib.Path(tempfile.mkdtemp()) / 'source')\n"
             "print(sorted(p.name for p in root.iterdir()), (root / 'examples' / 'lp_norm_toy.py').is_file(),\n"
             "      (root / 'formulations' / 'reference_instances.json').is_file(), install_hint('dask'))")

@@ -314,7 +314,9 @@ def test_cli_interrupted_by_sigint_then_resumed(data, scheduler, tmp_path, sigin
     npz = tmp_path / "Xy.npz"
     np.savez(npz, X=data[0], y=data[1])
     out, full = tmp_path / "cut.csv", tmp_path / "full.csv"
-    command = [sys.executable, "-m", "mklopt.cli", *_sweep_argv(npz, out)]
+    argv = _sweep_argv(npz, out)
+    argv[argv.index("--workers") + 1] = "2"  # a Dask cluster (one worker runs in the process itself)
+    command = [sys.executable, "-m", "mklopt.cli", *argv]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              preexec_fn=sigint_as_in_a_terminal)
     log = fits_path(out)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .._install import PACKAGE, install_hint
+from .._version import PACKAGE, install_hint
 from ..exceptions import InvalidInputError, MissingDependencyError
 from ._staging import stage, stray_outputs
 

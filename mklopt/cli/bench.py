@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .._install import PACKAGE
+from .._version import PACKAGE
 from ..exceptions import InvalidInputError
 
 

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .._install import install_hint
+from .._version import install_hint
 from ..exceptions import BackendNotInstalledError, InvalidInputError
 from .sweep_log import FitsLog, params_key, sweep_fingerprint
 from .sweep_cluster import cluster_client
