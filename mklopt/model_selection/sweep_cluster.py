@@ -21,7 +21,7 @@ __all__ = ["cluster_client"]
 
 #: Loggers that print tracebacks from Dask's event-loop thread when Ctrl-C cancels a wait.
 _SHUTDOWN_LOGGERS = ("tornado.application", "asyncio", "distributed", "distributed.utils",
-                     "distributed.client")
+                     "distributed.client", "distributed.nanny")
 
 #: What a worker logs (with a traceback) when its heartbeat finds the scheduler closed.
 _HEARTBEAT_FAILURE = "Failed to communicate with scheduler during heartbeat"
@@ -33,8 +33,9 @@ def cluster_client(distributed, scheduler, n_workers, timeout):
     cluster = None
     try:
         if scheduler is None:
-            cluster = distributed.LocalCluster(n_workers=int(n_workers), threads_per_worker=1,
-                                               processes=True)
+            with _workers_ignore_sigint():
+                cluster = distributed.LocalCluster(n_workers=int(n_workers), threads_per_worker=1,
+                                                   processes=True)
         client = distributed.Client(scheduler if cluster is None else cluster, timeout=timeout)
         if cluster is not None:
             client.register_plugin(_quiet_heartbeat_plugin(distributed))
@@ -52,6 +53,29 @@ def cluster_client(distributed, scheduler, n_workers, timeout):
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+@contextmanager
+def _workers_ignore_sigint():
+    """The worker processes started inside the block ignore SIGINT (they inherit it).
+
+    Ctrl-C in a terminal reaches every process of the foreground group: the workers would each
+    die with a KeyboardInterrupt traceback while the sweep itself stops them anyway. Python
+    (and asyncio) leave an ignored SIGINT ignored, so the sweep alone handles the interrupt.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _not_a_cancellation(record: logging.LogRecord) -> bool:
+    """A logging filter: ``False`` for a worker's record of a task cancelled while it ran."""
+    return "CancelledError" not in record.getMessage()
 
 
 def _not_a_heartbeat_failure(record: logging.LogRecord) -> bool:
@@ -75,6 +99,8 @@ def _quiet_heartbeat_plugin(distributed):
 
         def setup(self, worker) -> None:
             logging.getLogger("distributed.worker").addFilter(_not_a_heartbeat_failure)
+            # a Ctrl-C cancels the running fits: their cancellation is no news to the user
+            logging.getLogger("distributed.worker.state_machine").addFilter(_not_a_cancellation)
 
     return QuietHeartbeat()
 
