@@ -261,7 +261,7 @@ def test_rbf_table_columns():
     from mklopt.drivers._core_memory import rbf_table_of as _table
     from mklopt.kernels.column_cache import new_cache
     from mklopt.kernels.columns import oracle_of
-    from mklopt.kernels.kmu_columns import combined_column
+    from mklopt.kernels.kmu_columns import lazy_column
     from mklopt.kernels.rbf_table import NO_TABLE, fill_table
 
     rng = np.random.default_rng(3)
@@ -275,8 +275,8 @@ def test_rbf_table_columns():
     dots = new_cache(300, 2)
     tabulated, exact = np.empty(300), np.empty(300)
     for i in (0, 17, 299):
-        combined_column(oracle, dots, table, mu, i, np.arange(300), tabulated)
-        combined_column(oracle, dots, NO_TABLE, mu, i, np.arange(300), exact)
+        lazy_column(oracle, dots, table, mu, i, np.arange(300), tabulated, 1)
+        lazy_column(oracle, dots, NO_TABLE, mu, i, np.arange(300), exact, 1)
         assert np.max(np.abs(tabulated - exact)) <= 1e-11 * mu.sum()
         assert tabulated[i] == pytest.approx(mu.sum(), rel=1e-15)
 

@@ -20,7 +20,7 @@ from mklopt.kernels import KernelSet
 from mklopt.kernels.column_cache import new_cache
 from mklopt.kernels.columns import dot_column, oracle_of
 from mklopt.kernels.gradient_updates import add_columns
-from mklopt.kernels.kmu_columns import combined_column
+from mklopt.kernels.kmu_columns import lazy_column, lazy_column_serial
 from mklopt.kernels.rbf_table import NO_TABLE, fill_table, kernel_table
 from mklopt.losses import as_loss
 
@@ -126,12 +126,15 @@ def test_columns_at_points_in_blocks_are_the_columns_of_one_pass(tabulated):
     points = np.sort(np.random.default_rng(2).choice(n, 1200, replace=False))
     for i in (0, 1234, n - 1):
         one, blocked = np.empty(n), np.empty(n)
-        combined_column(oracle, dots, table, mu, i, everywhere, one, 1)
-        combined_column(oracle, dots, table, mu, i, everywhere, blocked, 3)
+        serial = np.empty(n)
+        lazy_column(oracle, dots, table, mu, i, everywhere, one, 1)
+        lazy_column(oracle, dots, table, mu, i, everywhere, blocked, 3)
+        lazy_column_serial(oracle, new_cache(n, 1), table, mu, i, everywhere, serial)
         assert np.array_equal(one, blocked)
+        assert np.array_equal(one, serial)
         assert np.max(np.abs(one - exact[:, i])) <= 1e-11 * mu.sum() * np.abs(exact).max()
         partial = np.full(n, np.nan)
-        combined_column(oracle, dots, table, mu, i, points, partial, 3)
+        lazy_column(oracle, dots, table, mu, i, points, partial, 3)
         assert np.array_equal(partial[points], one[points])
         assert np.isnan(np.delete(partial, points)).all()  # nothing written outside the points
 
@@ -168,3 +171,42 @@ def test_a_fit_on_one_and_on_two_threads_is_the_same():
     one, two = results
     assert one.iterations == two.iterations
     assert np.array_equal(one.alpha, two.alpha) and np.array_equal(one.weights, two.weights)
+
+
+@pytest.mark.parametrize("kind", ["dense", "factors", "lazy"])
+@pytest.mark.parametrize("loss_name", ["hinge", "epsilon_insensitive"])
+def test_the_threaded_and_the_serial_compiled_variants_give_the_same_fit(kind, loss_name):
+    """Issue 57: a problem below the parallel thresholds runs the SMO chunk and the dense
+    update compiled without parallel code (a first fit compiles less); forced onto the
+    threaded variants (``split_small``, what ``mklopt compile`` uses) it gives the same
+    numbers bit for bit, for each kind of kernel oracle."""
+    from mklopt.kernels._threads import split_small
+
+    X, y = _problem(loss_name, 200, seed=5)
+    options = {"dense": {}, "factors": {"rank": 30}, "lazy": {"lazy": True}}[kind]
+    kernels = KernelSet.from_data(X, SPECS, normalization="trace", **options)
+    C, params = LOSSES[loss_name]
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        serial = mklopt.fit(kernels, y, "chunking", loss=as_loss(loss_name, **params), C=C, tol=1e-6)
+        with split_small():
+            threaded = mklopt.fit(kernels, y, "chunking", loss=as_loss(loss_name, **params), C=C, tol=1e-6)
+    finally:
+        numba.set_num_threads(before)
+    assert serial.status == threaded.status == "converged"
+    assert serial.iterations == threaded.iterations
+    assert np.array_equal(serial.alpha, threaded.alpha) and np.array_equal(serial.weights, threaded.weights)
+
+
+def test_a_small_problem_runs_the_serial_variant_and_a_large_one_the_threaded():
+    from mklopt.kernels._threads import split_small
+
+    X, _ = _problem("hinge", 50)
+    dense, lazy = (oracle_of(KernelSet.from_data(X, SPECS, lazy=flag)) for flag in (False, True))
+    assert not _smo.uses_threads(dense, 50, 50, 5, blocks=2)
+    assert _smo.uses_threads(dense, _smo.PARALLEL_SCAN, 50, 5, blocks=2)  # many variables
+    assert not _smo.uses_threads(dense, _smo.PARALLEL_SCAN, 50, 5, blocks=1)  # one thread: never
+    assert _smo.uses_threads(lazy, 50, 2000, 5, blocks=2)  # long columns on the fly
+    with split_small():
+        assert _smo.uses_threads(dense, 50, 50, 5, blocks=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import nullcontext
 
 import numba
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import mklopt
-from mklopt.kernels._threads import granted_threads, numba_threads
+from mklopt.kernels._threads import granted_threads, numba_threads, split_small
 
 BUSY = "import time\nend = time.time() + 120\nwhile time.time() < end:\n    pass\n"
 
@@ -33,13 +34,15 @@ def busy_process():
 
 
 def _fit(threads: int):
-    """The fit on ``threads`` threads; the threads it ran on are in ``info["seen_threads"]``."""
+    """The fit on ``threads`` threads; the threads it ran on are in ``info["seen_threads"]``.
+    On more than one thread it runs the threaded variants of the compiled code (a problem
+    this small would otherwise run the serial ones)."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 6))
     y = np.sign(X[:, 0] + 0.5 * rng.standard_normal(600))
     ks = mklopt.KernelSet.from_data(X, [("rbf", {"gamma": 0.05 * 1.5**k}) for k in range(6)], lazy=True)
     seen = []
-    with numba_threads(threads):
+    with numba_threads(threads), (split_small() if threads > 1 else nullcontext()):
         result = mklopt.fit(ks, y, "chunking", p=4 / 3, tol=1e-4,
                             callback=lambda record: seen.append(numba.get_num_threads()))
     result.info["seen_threads"] = set(seen)

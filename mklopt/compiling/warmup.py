@@ -2,7 +2,8 @@
 
 numba compiles the interleaved core on its first use and caches it on disk
 (:mod:`mklopt.compiling.watch`). ``compile()`` makes small fits that reach every compiled
-path a fit can take — kernels dense, as low-rank factors and on the fly; the hinge,
+path a fit can take — kernels dense, as low-rank factors and on the fly, each with and
+without the threads' splits of large problems; the hinge,
 ε-insensitive, one-class and one-vs-rest losses of the SMO core; the PSD screen of small
 kernels; the pairwise weight methods — so that a later fit (in this process or any other
 on this machine using the same cache) compiles nothing. For images and CI: run
@@ -82,6 +83,15 @@ def _estimators() -> None:
     MKLClassifier().fit(X, y)
 
 
+def _threaded() -> None:
+    from ..kernels._threads import split_small
+
+    with split_small():
+        _dense()
+        _on_the_fly()
+        _factors()
+
+
 def _weight_methods() -> None:
     from ..kernels import KernelSet
     from ..weight_methods import learn_weights
@@ -96,6 +106,7 @@ WARMUPS: list[tuple[str, Callable[[], None]]] = [
     ("dense kernels: SMO core, four losses, wrapper", _dense),
     ("kernels on the fly", _on_the_fly),
     ("low-rank factors", _factors),
+    ("the threaded variants (large problems' code, on small ones)", _threaded),
     ("estimators (default kernels, binary and multiclass)", _estimators),
     ("pairwise weight methods", _weight_methods),
 ]

@@ -2,9 +2,9 @@
 
 mklopt's compiled core (the SMO steps, kernel columns, RBF tables and gradient updates of
 the interleaved driver) is compiled by numba on its first use on a machine and cached on
-disk; a fit that needs code not yet cached waits for the compiler, about a minute for
-everything the default estimator uses on a 2-core machine. Rather than leave that minute
-silent, a compilation of mklopt's code that lasts :data:`ANNOUNCE_AFTER` seconds logs one
+disk; a fit that needs code not yet cached waits for the compiler: about 4 s for what the
+default estimator uses on small dense kernels on a 2-core machine, more for kernels on the fly
+and the threaded variants of large problems. Rather than leave that wait silent, a compilation of mklopt's code that lasts :data:`ANNOUNCE_AFTER` seconds logs one
 line, once per process, on the ``mklopt`` logger at ``WARNING`` level: Python shows it by
 default (without any logging configuration, like a warning), and the standard logging
 configuration silences it::
@@ -31,7 +31,8 @@ __all__ = ["ANNOUNCE_AFTER", "CompileWatch", "watching", "install"]
 ANNOUNCE_AFTER = 2.0
 LOGGER = logging.getLogger("mklopt")
 MESSAGE = ("mklopt is compiling its core for this machine (once: the code is cached on disk; "
-           "about a minute on 2 cores). Run 'mklopt compile' ahead, e.g. in an image build.")
+           "seconds to a minute, by the paths a fit takes). Run 'mklopt compile' ahead, e.g. in an "
+           "image build.")
 
 
 def _ours(data: dict) -> str | None:

@@ -55,20 +55,13 @@ from numba import njit, prange
 
 from ..kernels._compile_lock import locked_cache
 from ..kernels.column_cache import cached_slot
-from ..kernels.kmu_columns import combined_column
-from ._smo_select import FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index
+from ..kernels._threads import splits_small
+from ..kernels.columns import DENSE, FACTORS, LAZY
+from ..kernels.kmu_columns import dense_column, factor_column, lazy_column, lazy_column_serial, parallel_columns
+from ._smo_select import (FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index,
+                          _second_range)
 
-__all__ = ["smo_chunk", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def _column(oracle, dots, table, cache, mu, i, points, blocks):
-    slot, hit = cached_slot(cache, i)
-    column = cache[0][slot]
-    if not hit:
-        combined_column(oracle, dots, table, mu, i, points, column, blocks)
-    return column
-
+__all__ = ["smo_chunk", "uses_threads", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
 
 @locked_cache
 @njit(cache=True, inline="always")
@@ -95,44 +88,47 @@ def pair_step(i, j, a, high, rj, signs, base, upper, beta, ghat, state, tau):
     return step
 
 
-@locked_cache
-@njit(cache=True, inline="always")
-def kept(moves, F, high, low):
-    """libsvm's shrinking rule: keep a free variable, one that may only rise with
-    :math:`F \\ge \\min_{low}F` (``low``) and one that may only fall with :math:`F \\le \\max_{up}F` (``high``)."""
-    return moves == RISE | FALL or (moves == RISE and F >= low) or (moves == FALL and F <= high)
+def _moves_and_F(rows, signs, base, upper, beta, ghat):
+    """Which variables may rise, which may fall, and :math:`F_t = -s_t p_t - \\hat g_{r_t}`
+    (NumPy: once per chunk, so nothing here needs compiling)."""
+    rising = signs > 0.0
+    rise = np.where(rising, beta < upper, beta > 0.0)
+    fall = np.where(rising, beta > 0.0, beta < upper)
+    return rise, fall, base - ghat[rows]
 
 
-@locked_cache
-@njit(cache=True, nogil=True)
-def violation(state, rows, base, ghat):
+def _extremes(rise, fall, F) -> tuple[float, float]:
+    """:math:`(\\max_{up}F, \\min_{low}F)`, infinite when a side is empty."""
+    high = float(F[rise].max()) if rise.any() else -np.inf
+    low = float(F[fall].min()) if fall.any() else np.inf
+    return high, low
+
+
+def violation(state, rows, base, ghat) -> float:
     """SMO's optimality measure :math:`\\max_{up}F - \\min_{low}F` at fixed weights, over all variables."""
-    i, high, low = _first_range(state, rows, base, ghat, np.arange(state.shape[0]), 0, state.shape[0])
+    high, low = _extremes((state & RISE) > 0, (state & FALL) > 0, base - ghat[rows])
     return high - low
 
 
-@locked_cache
-@njit(cache=True, nogil=True)
-def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking):
+def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking) -> tuple[int, float]:
     """Set every variable's moves in ``state``, write the active variables into ``active[:k]``
     and mark their points; ``(k, violation)``.
 
-    ``ghat`` must be exact at every point. With ``shrinking``, kept: the free
-    variables, those that may only rise with :math:`F_t \\ge \\min_{low}F` and those
-    that may only fall with :math:`F_t \\le \\max_{up}F`; without, all. The violation
-    is over all variables.
+    ``ghat`` must be exact at every point. With ``shrinking``, kept (libsvm's rule): the free
+    variables, those that may only rise with :math:`F_t \\ge \\min_{low}F` and those that may
+    only fall with :math:`F_t \\le \\max_{up}F`; without, all. The violation is over all
+    variables.
     """
-    for t in range(beta.shape[0]):
-        state[t] = _moves(signs[t], beta[t], upper[t])
-    i, high, low = _first_range(state, rows, base, ghat, np.arange(beta.shape[0]), 0, beta.shape[0])
-    k = 0
-    for t in range(beta.shape[0]):
-        F, moves = base[t] - ghat[rows[t]], state[t]
-        if not shrinking or kept(moves, F, high, low):
-            active[k] = t
-            marks[rows[t]] = True
-            k += 1
-    return k, high - low
+    rise, fall, F = _moves_and_F(rows, signs, base, upper, beta, ghat)
+    state[:] = RISE * rise + FALL * fall
+    high, low = _extremes(rise, fall, F)
+    if shrinking:
+        keep = np.flatnonzero((rise & fall) | (rise & ~fall & (F >= low)) | (fall & ~rise & (F <= high)))
+    else:
+        keep = np.arange(beta.shape[0])
+    active[:keep.size] = keep
+    marks[rows[keep]] = True
+    return keep.size, high - low
 
 
 @locked_cache
@@ -152,8 +148,14 @@ def _update(ghat, step, Ki, Kj, points, blocks):
     if blocks > 1 and points.shape[0] >= 4 * PARALLEL_SCAN:
         _update_blocks(ghat, step, Ki, Kj, points, blocks)
     else:
-        for t in points:
-            ghat[t] += step * (Ki[t] - Kj[t])
+        _update_points(ghat, step, Ki, Kj, points)
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def _update_points(ghat, step, Ki, Kj, points):
+    for t in points:
+        ghat[t] += step * (Ki[t] - Kj[t])
 
 
 @locked_cache
@@ -166,10 +168,80 @@ def _record(delta, touched, count, t, change):
     delta[t] += change
 
 
-@locked_cache
-@njit(cache=True, nogil=True)
+def _compiled_chunk(kind: int, parallel: int):
+    """:func:`smo_chunk` compiled for one kind of column oracle, with (``parallel`` 1) or
+    without (0) the threads' blocks: a fit compiles the columns of its own kernels only, and
+    a small problem no parallel code (numba prunes the branches on the closure's constants
+    and caches each variant under its own key)."""
+
+    @njit(cache=True, nogil=True)
+    def chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, ghat, dmu, state, active,
+              points, delta, touched, count, max_pairs, eps, blocks, tau):
+
+        def column(r):
+            slot, hit = cached_slot(cache, r)
+            out = cache[0][slot]
+            if hit:
+                return out
+            if kind == DENSE:
+                dense_column(oracle[1], mu, r, points, out)
+            elif kind == FACTORS:
+                factor_column(oracle, mu, r, points, out)
+            elif parallel == 1:
+                lazy_column(oracle, dots, table, mu, r, points, out, blocks)
+            else:
+                lazy_column_serial(oracle, dots, table, mu, r, points, out)
+            return out
+
+        pairs, gap = 0, np.inf
+        while pairs < max_pairs:
+            if parallel == 1:
+                i, high, gap = _first_index(state, rows, base, ghat, active, blocks)
+            else:
+                i, high, low = _first_range(state, rows, base, ghat, active, 0, active.shape[0])
+                gap = high - low
+            if i < 0 or gap <= eps:
+                break
+            ri = rows[i]
+            Ki = column(ri)
+            if parallel == 1:
+                j = _second_index(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks)
+            else:
+                j = _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, 0, active.shape[0])[0]
+            if j < 0:
+                break
+            rj = rows[j]
+            step = pair_step(i, j, dmu[ri] + dmu[rj] - 2.0 * Ki[rj], high, rj, signs, base, upper, beta,
+                             ghat, state, tau)
+            if ri != rj:  # two variables of one point (SVR's pair) leave w as it is
+                Kj = column(rj)
+                if parallel == 1:
+                    _update(ghat, step, Ki, Kj, points, blocks)
+                else:
+                    _update_points(ghat, step, Ki, Kj, points)
+                _record(delta, touched, count, ri, step)
+                _record(delta, touched, count, rj, -step)
+            pairs += 1
+        return pairs, gap
+
+    return locked_cache(chunk)
+
+
+_CHUNKS = {(kind, parallel): _compiled_chunk(kind, parallel) for kind in (DENSE, FACTORS, LAZY)
+           for parallel in (0, 1)}
+
+
+def uses_threads(oracle: tuple, variables: int, n: int, M: int, blocks: int) -> bool:
+    """Can a chunk of this problem ever split a scan, an update or a column over ``blocks``
+    threads (:data:`PARALLEL_SCAN`, :func:`~mklopt.kernels.kmu_columns.parallel_columns`)?
+    If not, it runs the variant without parallel code (the same pairs: each parallel part
+    gives the answer of one pass)."""
+    return blocks > 1 and (variables >= PARALLEL_SCAN or n >= 4 * PARALLEL_SCAN
+                           or parallel_columns(oracle, n, M) or splits_small())
+
+
 def smo_chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, ghat, dmu, state, active,
-              points, delta, touched, count, max_pairs, eps, blocks=1, tau=1e-12):
+              points, delta, touched, count, max_pairs, eps, blocks=1, tau=1e-12, parallel=None):
     """Up to ``max_pairs`` SMO updates of the variables ``active`` at weights ``mu``;
     ``(pairs, violation over the active variables)``.
 
@@ -179,25 +251,11 @@ def smo_chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, gh
     in place; ``delta`` accumulates the change of the point weights :math:`w`,
     ``touched``/``count`` list the points it touched (``count[0]`` of them, in
     ``count[1:]``). Stops early when the active violation is at most ``eps``. ``blocks``:
-    the threads over which long scans, updates and columns are split.
+    the threads over which long scans, updates and columns are split; ``parallel``: whether
+    the problem may use them (:func:`uses_threads`; by default judged from this chunk).
     """
-    pairs, gap = 0, np.inf
-    while pairs < max_pairs:
-        i, high, gap = _first_index(state, rows, base, ghat, active, blocks)
-        if i < 0 or gap <= eps:
-            break
-        ri = rows[i]
-        Ki = _column(oracle, dots, table, cache, mu, ri, points, blocks)
-        j = _second_index(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks)
-        if j < 0:
-            break
-        rj = rows[j]
-        step = pair_step(i, j, dmu[ri] + dmu[rj] - 2.0 * Ki[rj], high, rj, signs, base, upper, beta,
-                         ghat, state, tau)
-        if ri != rj:  # two variables of one point (SVR's pair) leave w as it is
-            Kj = _column(oracle, dots, table, cache, mu, rj, points, blocks)
-            _update(ghat, step, Ki, Kj, points, blocks)
-            _record(delta, touched, count, ri, step)
-            _record(delta, touched, count, rj, -step)
-        pairs += 1
-    return pairs, gap
+    if parallel is None:
+        parallel = uses_threads(oracle, rows.shape[0], ghat.shape[0], mu.shape[0], blocks)
+    chunk = _CHUNKS[int(oracle[0]), int(bool(parallel) and blocks > 1)]
+    return chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, ghat, dmu, state, active,
+                 points, delta, touched, count, max_pairs, eps, blocks, tau)

@@ -25,8 +25,8 @@ import numpy as np
 from numba import njit
 
 from ..kernels._compile_lock import locked_cache
-from ._smo import kept, pair_step
-from ._smo_select import _first_range, _moves, _second_range
+from ._smo import pair_step
+from ._smo_select import _first_range, _moves, _second_range, kept
 
 __all__ = ["smo_qp"]
 
@@ -38,7 +38,7 @@ __all__ = ["smo_qp"]
 @njit(cache=True, nogil=True)
 def _shrink(active, n_active, state, rows, base, ghat, high, low):
     """Drop the active variables at a bound that neither end of the pair rule can pick
-    (libsvm's shrinking, :func:`mklopt.drivers._smo.kept`). Returns the new active count."""
+    (libsvm's shrinking, :func:`mklopt.drivers._smo_select.kept`). Returns the new active count."""
     count = 0
     for a in range(n_active):
         t = active[a]

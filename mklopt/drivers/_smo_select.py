@@ -116,3 +116,11 @@ def _second_index(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, block
     if blocks > 1 and active.shape[0] >= PARALLEL_SCAN:
         return _second_blocks(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, blocks)
     return _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, 0, active.shape[0])[0]
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def kept(moves, F, high, low):
+    """libsvm's shrinking rule: keep a free variable, one that may only rise with
+    :math:`F \\ge \\min_{low}F` (``low``) and one that may only fall with :math:`F \\le \\max_{up}F` (``high``)."""
+    return moves == RISE | FALL or (moves == RISE and F >= low) or (moves == FALL and F <= high)

@@ -23,16 +23,12 @@ def new_cache(n: int, slots: int) -> tuple:
             np.zeros(3, dtype=np.int64))
 
 
-@locked_cache
-@njit(cache=True, nogil=True)
 def reset_cache(cache) -> None:
     """Forget every column (the weights changed); the hit/miss counters stay."""
     _, slot_of, owner, last, _ = cache
-    for s in range(owner.shape[0]):
-        if owner[s] >= 0:
-            slot_of[owner[s]] = -1
-            owner[s] = -1
-        last[s] = 0
+    slot_of[owner[owner >= 0]] = -1
+    owner[:] = -1
+    last[:] = 0
 
 
 @locked_cache

@@ -38,7 +38,7 @@ from ._compile_lock import locked_cache
 from ._fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
 
-__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "map_kernel", "kernel_entries",
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "products_column", "map_kernel", "kernel_entries",
            "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
@@ -72,6 +72,17 @@ def _products_blocks(X, bounds, i, column, blocks):
 
 #: Entries of the data (points × features) from which a product column is split over the cores.
 PARALLEL_PRODUCTS = 65_536
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def products_column(oracle, dots, i):
+    """:math:`X x_i` from the cache of inner-product columns (LAZY), on one thread."""
+    s, hit = cached_slot(dots, i)
+    column = dots[0][s]
+    if not hit:
+        _products(oracle[5], oracle[13], i, column, 0, oracle[5].shape[0])
+    return column
 
 
 @locked_cache
@@ -153,7 +164,7 @@ def kernel_entries(oracle, dots, rows, i, out):
     """``out[m, k] = K_m[rows[k], i]`` for every kernel m."""
     kind, stack, F, offsets = oracle[0], oracle[1], oracle[2], oracle[4]
     if kind == LAZY:
-        dot = dot_column(oracle, dots, i)
+        dot = products_column(oracle, dots, i)
         column = np.empty(oracle[9].shape[1])
         for m in range(out.shape[0]):
             map_kernel(oracle, m, i, dot, 1.0, column, False)

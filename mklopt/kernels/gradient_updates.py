@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._compile_lock import locked_cache
+from ._threads import splits_small
 from .columns import FACTORS, LAZY, map_kernel, dot_column, product_length
 from .rbf_table import accumulate_tabulated, mix_tabulated
 
@@ -35,26 +36,44 @@ def _add_lazy(oracle, index, delta, dots_block, G, skip):
 
 
 @locked_cache
-@njit(cache=True, parallel=True, nogil=True)
+@njit(cache=True, nogil=True)
+def _add_dense_rows(g, K, index, delta):
+    """``g += sum_k delta[k] K[index[k]]`` (rows: the kernels are symmetric), four rows read
+    side by side per pass over ``g`` (150 rows of 1,257 points, 5 kernels, rows not in
+    cache: 0.69 ms against 1.04 ms one row at a time)."""
+    rows, k = index.shape[0], 0
+    while k + 4 <= rows:
+        a, b, c, d = K[index[k]], K[index[k + 1]], K[index[k + 2]], K[index[k + 3]]
+        wa, wb, wc, wd = delta[k], delta[k + 1], delta[k + 2], delta[k + 3]
+        for t in range(g.shape[0]):
+            g[t] += (wa * a[t] + wb * b[t]) + (wc * c[t] + wd * d[t])
+        k += 4
+    for r in range(k, rows):
+        w, row = delta[r], K[index[r]]
+        for t in range(g.shape[0]):
+            g[t] += w * row[t]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
 def _add_dense(stack, index, delta, G):
-    """``G[m] += sum_k delta[k] K_m[index[k]]`` (rows: the kernels are symmetric), kernels over
-    the cores (measured n = 5000, M = 50, 200 rows: 14 ms against 41 ms on one core), four
-    rows read side by side per pass over ``G[m]`` (150 rows of 1,257 points, 5 kernels, rows
-    not in cache: 0.69 ms against 1.04 ms one row at a time)."""
-    rows = index.shape[0]
+    """``G[m] += sum_k delta[k] K_m[index[k]]`` for every kernel m, on one thread."""
+    for m in range(G.shape[0]):
+        _add_dense_rows(G[m], stack[m], index, delta)
+
+
+@locked_cache
+@njit(cache=True, parallel=True, nogil=True)
+def _add_dense_kernels(stack, index, delta, G):
+    """:func:`_add_dense`, kernels over the cores (measured n = 5000, M = 50, 200 rows: 14 ms
+    against 41 ms on one core)."""
     for m in prange(G.shape[0]):
-        g, K = G[m], stack[m]
-        k = 0
-        while k + 4 <= rows:
-            a, b, c, d = K[index[k]], K[index[k + 1]], K[index[k + 2]], K[index[k + 3]]
-            wa, wb, wc, wd = delta[k], delta[k + 1], delta[k + 2], delta[k + 3]
-            for t in range(g.shape[0]):
-                g[t] += (wa * a[t] + wb * b[t]) + (wc * c[t] + wd * d[t])
-            k += 4
-        for r in range(k, rows):
-            w, row = delta[r], K[index[r]]
-            for t in range(g.shape[0]):
-                g[t] += w * row[t]
+        _add_dense_rows(G[m], stack[m], index, delta)
+
+
+#: Kernel entries of a dense stack's row (kernels × points) from which a dense update runs
+#: its kernels over the cores (smaller stacks never compile the parallel loop: first fits).
+PARALLEL_DENSE = 65_536
 
 
 @locked_cache
@@ -107,6 +126,8 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
         buffer = np.empty((max(1, min(index.shape[0], _CHANGED_BLOCK)), dots[0].shape[1]))
         basis = np.empty((ktable[5].shape[1], G.shape[1] if ktable[0].shape[0] else 0))
         _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, blocks)
+    elif blocks > 1 and (G.shape[0] * G.shape[1] >= PARALLEL_DENSE or splits_small()):
+        _add_dense_kernels(oracle[1], index, delta, G)
     else:
         _add_dense(oracle[1], index, delta, G)
 

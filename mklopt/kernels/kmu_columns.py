@@ -1,6 +1,6 @@
 """Columns of the combined kernel :math:`K_\\mu` at a set of points, for the SMO α-steps.
 
-:func:`combined_column` writes :math:`K_\\mu[t, i] = \\sum_m \\mu_m K_m[t, i]` for the
+The column functions write :math:`K_\\mu[t, i] = \\sum_m \\mu_m K_m[t, i]` for the
 points ``t`` of a list: all points, or the active points of a chunk when SMO
 shrinks (:mod:`mklopt.drivers._smo`); the other entries of ``out`` are left as
 they are. Kernels are read from any oracle of :mod:`mklopt.kernels.columns`; on
@@ -17,10 +17,12 @@ import numpy as np
 from numba import njit, prange
 
 from ._compile_lock import locked_cache
-from .columns import DENSE, FACTORS, LINEAR, RBF, _FAST, dot_column, kernel_view, rbf_entry, shifted_dot
+from .columns import (LAZY, LINEAR, PARALLEL_PRODUCTS, RBF, _FAST, dot_column, kernel_view, products_column,
+                      rbf_entry, shifted_dot)
 from .rbf_table import table_column
 
-__all__ = ["combined_column", "PARALLEL_ENTRIES"]
+__all__ = ["dense_column", "factor_column", "lazy_column", "lazy_column_serial", "parallel_columns",
+           "PARALLEL_ENTRIES"]
 
 #: Kernel entries (points × kernels read one by one) from which a column is split over the
 #: cores: a parallel launch costs ~7 µs here, an entry 3-8 ns.
@@ -81,7 +83,7 @@ def _next_used(mu, m):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _dense_column(stack, mu, i, points, out):
+def dense_column(stack, mu, i, points, out):
     """``out[t] = sum_m mu_m K_m[i, t]`` at ``points`` from the stack's rows, four kernels per
     pass over the points, then two, then one (a pass reads the point list and ``out`` once for
     all its rows: a column of 5 kernels at 600 points, rows not in cache, 5.8 µs against 10.8 µs
@@ -118,31 +120,46 @@ def _dense_column(stack, mu, i, points, out):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def combined_column(oracle, dots, table, mu, i, points, out, blocks=1):
-    """``out[t] = K_mu[t, i]`` for ``t`` in ``points``, from the kernels with non-zero weight.
-
-    On the fly, the RBF kernels in ``table`` (filled for ``mu``) come from the table,
-    and large columns are split in ``blocks`` over the cores (numba's thread count).
-    """
-    kind, stack, F, owner = oracle[0], oracle[1], oracle[2], oracle[3]
-    if kind == FACTORS:
-        w = np.empty(F.shape[1])
-        for r in range(F.shape[1]):
-            w[r] = mu[owner[r]] * F[i, r]
-        if points.shape[0] == out.shape[0]:
-            out[:] = F @ w
-        else:
-            for t in points:
-                out[t] = np.dot(F[t], w)
-    elif kind == DENSE:
-        _dense_column(stack, mu, i, points, out)
+def factor_column(oracle, mu, i, points, out):
+    """``out[t] = K_mu[t, i]`` for ``t`` in ``points`` from low-rank factors:
+    :math:`G\\,(w \\circ G[i])`, w the weights repeated over each kernel's block."""
+    F, owner = oracle[2], oracle[3]
+    w = np.empty(F.shape[1])
+    for r in range(F.shape[1]):
+        w[r] = mu[owner[r]] * F[i, r]
+    if points.shape[0] == out.shape[0]:
+        out[:] = F @ w
     else:
-        dot = dot_column(oracle, dots, i, blocks)
-        skip = table[0]
-        units = TABLE_ENTRY_UNITS if skip.shape[0] else 0
-        for m in range(mu.shape[0]):
-            units += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
-        if blocks > 1 and points.shape[0] * units >= PARALLEL_ENTRIES:
-            _lazy_blocks(oracle, table, mu, i, dot, out, points, blocks)
-        else:
-            _lazy_block(oracle, table, mu, i, dot, out, points, 0, points.shape[0])
+        for t in points:
+            out[t] = np.dot(F[t], w)
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def lazy_column(oracle, dots, table, mu, i, points, out, blocks):
+    """``out[t] = K_mu[t, i]`` for ``t`` in ``points`` on the fly: the RBF kernels in ``table``
+    (filled for ``mu``) from the table, the others one by one; large columns split in
+    ``blocks`` over the cores (numba's thread count)."""
+    dot = dot_column(oracle, dots, i, blocks)
+    skip = table[0]
+    units = TABLE_ENTRY_UNITS if skip.shape[0] else 0
+    for m in range(mu.shape[0]):
+        units += mu[m] != 0.0 and not (skip.shape[0] and skip[m])
+    if blocks > 1 and points.shape[0] * units >= PARALLEL_ENTRIES:
+        _lazy_blocks(oracle, table, mu, i, dot, out, points, blocks)
+    else:
+        _lazy_block(oracle, table, mu, i, dot, out, points, 0, points.shape[0])
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def lazy_column_serial(oracle, dots, table, mu, i, points, out):
+    """:func:`lazy_column` on one thread (compiles no parallel code: small problems)."""
+    _lazy_block(oracle, table, mu, i, products_column(oracle, dots, i), out, points, 0, points.shape[0])
+
+
+def parallel_columns(oracle: tuple, n: int, M: int) -> bool:
+    """Can a column of ``n`` points ever be split over the cores (on the fly, above
+    :data:`PARALLEL_ENTRIES` entries or :data:`~mklopt.kernels.columns.PARALLEL_PRODUCTS`)?"""
+    return int(oracle[0]) == LAZY and (n * (M + TABLE_ENTRY_UNITS) >= PARALLEL_ENTRIES
+                                       or oracle[5].size >= PARALLEL_PRODUCTS)
