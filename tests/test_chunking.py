@@ -239,7 +239,7 @@ def test_bad_inputs_are_refused_and_nothing_is_mutated():
 def test_fast_exponential_matches_libm():
     from numba import njit
 
-    from mklopt.kernels._fastexp import exp_nonpositive
+    from mklopt._compiled.fastexp import exp_nonpositive
 
     @njit
     def apply(v):
@@ -259,10 +259,10 @@ def test_fast_exponential_matches_libm():
 
 def test_rbf_table_columns():
     from mklopt.drivers._core_memory import rbf_table_of as _table
-    from mklopt.kernels.column_cache import new_cache
-    from mklopt.kernels.columns import oracle_of
-    from mklopt.kernels.kmu_columns import lazy_column
-    from mklopt.kernels.rbf_table import NO_TABLE, fill_table
+    from mklopt._compiled.column_cache import new_cache
+    from mklopt._compiled.columns import oracle_of
+    from mklopt._compiled.kmu_columns import lazy_column
+    from mklopt._compiled.rbf_table import NO_TABLE, fill_table
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 6)) * 3
@@ -286,10 +286,10 @@ def test_gradient_updates_from_the_shared_basis_match_the_exact_kernels(count, r
     """The per-kernel gradient update reads R basis functions, not the M kernels: with many
     close widths R < M, every kernel is still reproduced to ~1e-12 of the update's size."""
     from mklopt.drivers._core_memory import rbf_table_of as _table
-    from mklopt.kernels.column_cache import new_cache
-    from mklopt.kernels.columns import oracle_of
-    from mklopt.kernels.gradient_updates import add_columns
-    from mklopt.kernels.rbf_table import NO_KERNEL_TABLE, kernel_table
+    from mklopt._compiled.column_cache import new_cache
+    from mklopt._compiled.columns import oracle_of
+    from mklopt._compiled.gradient_updates import add_columns
+    from mklopt._compiled.rbf_table import NO_KERNEL_TABLE, kernel_table
 
     rng = np.random.default_rng(5)
     n = 400

@@ -4,7 +4,7 @@ numba names a new signature's cache file after the length of the function's cach
 so two processes compiling new signatures at once could swap each other's code; with
 parallel test workers on a cold cache the interleaved core segfaulted (three workers lost
 in one run). Each ``@njit(cache=True)`` function therefore carries the locked cache of
-:mod:`mklopt.kernels._compile_lock`.
+:mod:`mklopt._compiled.cache`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from numba.core.registry import CPUDispatcher
 
-from mklopt.kernels._compile_lock import LOCK_NAME, _LockedFunctionCache, compiled_sources_digest
+from mklopt._compiled.cache import LOCK_NAME, _LockedFunctionCache, compiled_sources_digest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mklopt"
 
@@ -63,7 +63,7 @@ def test_a_cached_function_is_stale_when_any_compiled_source_changes():
     files included): the SMO core inlines kernels/columns.py's functions."""
     import hashlib
 
-    from mklopt.drivers._smo import _CHUNKS
+    from mklopt._compiled.smo import _CHUNKS
 
     digest = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -78,7 +78,7 @@ def test_two_processes_compiling_at_once_both_succeed(tmp_path):
     """A cold cache, two processes compiling different signatures of one locked function."""
     source = tmp_path / "twice.py"
     source.write_text(
-        "import sys\nfrom numba import njit\nfrom mklopt.kernels._compile_lock import locked_cache\n"
+        "import sys\nfrom numba import njit\nfrom mklopt._compiled.cache import locked_cache\n"
         "@locked_cache\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n"
         "value = twice(int(sys.argv[1])) if sys.argv[2] == 'int' else twice(float(sys.argv[1]))\n"
         "print(value)\n")

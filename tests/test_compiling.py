@@ -65,3 +65,35 @@ def test_mklopt_compile_leaves_nothing_for_a_fit_to_compile(capsys):
         mklopt.MKLClassifier().fit(X, np.arange(70) % 3)
         mklopt.fit(mklopt.KernelSet.from_data(X, ["linear", "rbf"], lazy=True), np.sign(X[:, 0]), "chunking")
     assert compiled == []
+    _each_entry_point_has_one_signature()
+
+
+def _each_entry_point_has_one_signature():
+    """After ``mklopt compile`` and the fits above (dense, on the fly, multiclass): every
+    compiled entry point listed by ``mklopt._compiled`` was compiled for one signature at
+    most (fixed dtypes, C-contiguous read-only oracles), the SMO chunk once per variant."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    from mklopt._compiled import ENTRY_POINTS
+    from mklopt._compiled.smo import _CHUNKS
+
+    for module_name, functions in ENTRY_POINTS.items():
+        module = importlib.import_module(f"mklopt._compiled.{module_name}")
+        for name in functions:
+            dispatchers = list(_CHUNKS.values()) if name == "chunk" else [getattr(module, name)]
+            for dispatcher in dispatchers:
+                assert isinstance(dispatcher, CPUDispatcher), name
+                assert len(dispatcher.signatures) <= 1, (name, dispatcher.signatures)
+    assert sum(len(chunk.signatures) for chunk in _CHUNKS.values()) >= 3  # compile() reached the variants
+
+
+def test_all_compiled_code_lives_in_one_subpackage():
+    """Issue 57: the compile surface in one place (``mklopt._compiled``)."""
+    from pathlib import Path
+
+    package = Path(mklopt.__file__).parent
+    outside = [str(path.relative_to(package)) for path in package.rglob("*.py")
+               if "njit(" in path.read_text(encoding="utf-8") and path.parent.name != "_compiled"]
+    assert outside == []

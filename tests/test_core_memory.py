@@ -1,5 +1,5 @@
 """The interleaved core's working memory: one per-kernel table per kernel set, update memory
-allocated once per solver (mklopt.drivers._core_memory, mklopt.kernels.columns)."""
+allocated once per solver (mklopt.drivers._core_memory, mklopt._compiled.columns)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from mklopt.drivers.chunking import Chunking
 from mklopt.formulations import MKLData
 from mklopt.regularizers import as_regularizer
 from mklopt.kernels import KernelSet
-from mklopt.kernels.column_cache import new_cache
-from mklopt.kernels.columns import oracle_of
-from mklopt.kernels.gradient_updates import add_columns, add_columns_into, update_scratch
-from mklopt.kernels.rbf_table import NO_KERNEL_TABLE, kernel_table
+from mklopt._compiled.column_cache import new_cache
+from mklopt._compiled.columns import oracle_of
+from mklopt._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
+from mklopt._compiled.rbf_table import NO_KERNEL_TABLE, kernel_table
 
 
 def _lazy(n: int = 160, widths: int = 12, linear: bool = False, seed: int = 0):

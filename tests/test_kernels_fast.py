@@ -18,7 +18,7 @@ from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._rows import squared_distances
 from mklopt.kernels._scan import max_asymmetry, scan_stack
 from mklopt.kernels._stack import OwnedStack, sketch_vectors, symmetrize_matrix
-from mklopt.kernels.products import SPARSE_WEIGHTS, combine
+from mklopt._compiled.products import SPARSE_WEIGHTS, combine
 
 
 def rbf_stack(n: int = 300, M: int = 3) -> np.ndarray:
@@ -375,7 +375,7 @@ def test_combined_kernel_of_a_few_kernels_is_summed_block_by_block():
 
 
 def test_combined_kernel_of_a_few_large_kernels_is_summed_on_all_threads(monkeypatch):
-    from mklopt.kernels import products
+    from mklopt._compiled import products
 
     monkeypatch.setattr(products, "PARALLEL_SUM", 4000)  # the threaded sum, on a small stack
     rng = np.random.default_rng(5)

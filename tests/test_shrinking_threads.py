@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import mklopt
-from mklopt.drivers import _smo, _smo_select
+from mklopt._compiled import smo as _smo, smo_select as _smo_select
 from mklopt.drivers._core_memory import rbf_table_of as _table
 from mklopt.kernels import KernelSet
-from mklopt.kernels.column_cache import new_cache
-from mklopt.kernels.columns import dot_column, oracle_of
-from mklopt.kernels.gradient_updates import add_columns
-from mklopt.kernels.kmu_columns import lazy_column, lazy_column_serial
-from mklopt.kernels.rbf_table import NO_TABLE, fill_table, kernel_table
+from mklopt._compiled.column_cache import new_cache
+from mklopt._compiled.columns import dot_column, oracle_of
+from mklopt._compiled.gradient_updates import add_columns
+from mklopt._compiled.kmu_columns import lazy_column, lazy_column_serial
+from mklopt._compiled.rbf_table import NO_TABLE, fill_table, kernel_table
 from mklopt.losses import as_loss
 
 SPECS = [("rbf", {"gamma": 0.05}), ("rbf", {"gamma": 0.5}), ("rbf", {"gamma": 3.0}), "linear",

@@ -112,8 +112,8 @@ def _dense_twin(lazy):
 
 @pytest.mark.parametrize("normalization", [None, "trace", "spherical"])
 def test_views_on_the_fly_equal_the_dense_views(normalization):
-    from mklopt.kernels.column_cache import new_cache
-    from mklopt.kernels.columns import kernel_entries, oracle_of, product_length
+    from mklopt._compiled.column_cache import new_cache
+    from mklopt._compiled.columns import kernel_entries, oracle_of, product_length
 
     lazy = mklopt.KernelSet.from_data(X, LAZY_SPECS, lazy=True, normalization=normalization)
     dense = _dense_twin(lazy)

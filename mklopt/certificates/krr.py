@@ -42,7 +42,7 @@ from .bounds import Certificate, relative_gap
 from .gap import psd_kernel_set
 from ..exceptions import KernelError, NotPSDError
 from .feasibility import FEASIBILITY_TOL, relative_violation
-from ..kernels.products import combine, quadratic_terms
+from .._compiled.products import combine, quadratic_terms
 from ..regularizers.krr import KRRProblem
 
 __all__ = [
@@ -106,7 +106,7 @@ def evaluate(K: np.ndarray, y: np.ndarray, weights: np.ndarray, problem: KRRProb
              kappa: np.ndarray | None = None) -> KRRPoint:
     """Solve :math:`(\\tilde K_\\mu+\\lambda I)\\alpha=y` by Cholesky and collect :class:`KRRPoint`.
 
-    :func:`~mklopt.kernels.products.combine` builds :math:`K_\\mu` from the kernels in use;
+    :func:`~mklopt._compiled.products.combine` builds :math:`K_\\mu` from the kernels in use;
     one matrix–vector product over the (M, n·n) stack gives all :math:`s_k`
     (degree 2: :math:`\\langle K_k, K_\\mu\\circ\\hat\\alpha\\hat\\alpha^\\top\\rangle`).
     """

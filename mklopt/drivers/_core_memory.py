@@ -4,7 +4,7 @@
 between the columns of :math:`K_\\mu` (valid while the weights are fixed) and, for kernels
 computed on the fly, the inner products :math:`X x_i` (valid for the whole run);
 :func:`rbf_table_of` builds the table from which the RBF kernels on the fly are read
-(:mod:`mklopt.kernels.rbf_table`).
+(:mod:`mklopt._compiled.rbf_table`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import threading
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..kernels.column_cache import new_cache
-from ..kernels.columns import LAZY, RBF
-from ..kernels.rbf_table import NO_TABLE, kernel_table, rbf_table
+from .._compiled.column_cache import new_cache
+from .._compiled.columns import LAZY, RBF
+from .._compiled.rbf_table import NO_TABLE, kernel_table, rbf_table
 
 __all__ = ["CACHE_MB", "column_caches", "rbf_table_of", "shared_kernel_table"]
 
@@ -49,7 +49,7 @@ def column_caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
 
 
 def rbf_table_of(oracle: tuple) -> tuple:
-    """The RBF table of kernels on the fly (:mod:`mklopt.kernels.rbf_table`); empty otherwise."""
+    """The RBF table of kernels on the fly (:mod:`mklopt._compiled.rbf_table`); empty otherwise."""
     if oracle[0] != LAZY:
         return NO_TABLE
     kinds, params, rowscale, offsets = oracle[7], oracle[8], oracle[9], oracle[12]
@@ -67,7 +67,7 @@ _TABLE_LOCK = threading.Lock()
 
 
 def shared_kernel_table(kernels, oracle: tuple, table: tuple) -> tuple:
-    """The per-kernel table of kernels on the fly (:func:`~mklopt.kernels.rbf_table.kernel_table`),
+    """The per-kernel table of kernels on the fly (:func:`~mklopt._compiled.rbf_table.kernel_table`),
     built once per kernel set and shared by every solver on it.
 
     It depends on the kernels, not on the weights or the labels, and is only read: the

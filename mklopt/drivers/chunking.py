@@ -6,7 +6,7 @@ weights μ and one gradient per kernel :math:`g_m = K_m w` (:math:`w` the point 
 :math:`y\\circ\\alpha` for the hinge; M × n floats: no n × n matrix is formed). Each
 iteration is
 
-1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt.drivers._smo`, compiled),
+1. an α-step: ``Q`` SMO pair updates at fixed μ (:mod:`mklopt._compiled.smo`, compiled),
    after which the per-kernel gradients are updated from the touched indices only. While
    the θ-steps leave μ where it was (:math:`\\|\\Delta\\mu\\|_1 \\le` :data:`SETTLED`
    :math:`\\|\\mu\\|_1`), each α-step gets twice the pairs of the last, up to
@@ -24,7 +24,7 @@ iteration is
    :meth:`~mklopt.regularizers.Regularizer.argmin_weights`
    (:mod:`mklopt.drivers._weight_step`).
 
-Each α-step shrinks (libsvm's heuristic, :mod:`mklopt.drivers._smo`): its pairs run on the
+Each α-step shrinks (libsvm's heuristic, :mod:`mklopt._compiled.smo`): its pairs run on the
 variables that can still move, chosen afresh at each step from the exact gradients.
 
 SMO's own tolerance ``eps`` on :math:`\\max_{up}F - \\min_{low}F` starts at
@@ -41,15 +41,15 @@ from .._options import Flag, Integer, Real, Vector
 from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
-from ..kernels.column_cache import reset_cache
-from ..kernels.columns import LAZY, kernel_diagonals, oracle_of, product_length
-from ..kernels.gradient_updates import add_columns, add_columns_into, update_scratch
+from .._compiled.column_cache import reset_cache
+from .._compiled.columns import LAZY, kernel_diagonals, oracle_of, product_length
+from .._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
 from ..kernels._blas import single_blas_thread
-from ..kernels.rbf_table import NO_KERNEL_TABLE, fill_table
+from .._compiled.rbf_table import NO_KERNEL_TABLE, fill_table
 from ..results.result import Certificate
 from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_table
-from ._smo import shrink, smo_chunk
-from ._smo import violation as smo_violation
+from .._compiled.smo import shrink, smo_chunk
+from .._compiled.smo import violation as smo_violation
 from .base import Driver, Step
 from ._weight_step import WeightStep
 

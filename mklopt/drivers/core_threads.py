@@ -1,7 +1,7 @@
 """How many threads may run the compiled core at once (problems side by side).
 
-The interleaved core's compiled loops (:mod:`mklopt.drivers._smo`,
-:mod:`mklopt.kernels.columns`) release the GIL, so independent problems on the
+The interleaved core's compiled loops (:mod:`mklopt._compiled.smo`,
+:mod:`mklopt._compiled.columns`) release the GIL, so independent problems on the
 same kernels — the classes of a one-vs-rest fit — run side by side on threads,
 sharing the kernel data without copies. Their per-kernel passes are themselves
 numba ``parallel`` loops; two threads may launch those at once only on a

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._options import Choice, Real
 from ..exceptions import InvalidInputError
-from ..kernels.products import quadratic_terms
+from .._compiled.products import quadratic_terms
 from ._krr import KRRDriver
 from .base import Step
 

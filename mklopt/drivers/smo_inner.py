@@ -1,7 +1,7 @@
 """The compiled SMO as the inner SVM of the outer loops, warm-started from the previous answer.
 
 At each outer iterate the loss's dual on :math:`K_\\mu = \\sum_m \\mu_m K_m` is solved by
-:func:`~mklopt.drivers._smo_qp.smo_qp` from the previous iterate's variables (feasible for
+:func:`~mklopt._compiled.smo_qp.smo_qp` from the previous iterate's variables (feasible for
 every :math:`\\mu`: the dual set does not depend on the weights), so an outer loop whose
 weights move little pays a few pair updates per iteration. The stopping violation starts
 at ``0.1 * tol`` (relative to the size of the gradient) and is divided by 10 whenever the
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..exceptions import MKLWarning, SolverError
 from ..formulations import MKLData
-from ._smo_qp import smo_qp
+from .._compiled.smo_qp import smo_qp
 
 __all__ = ["SmoInner", "EPS_FLOOR"]
 

@@ -53,7 +53,7 @@ __all__ = ["DriverChoice", "choose_driver", "core_seconds", "outer_seconds"]
 
 #: Points from which one problem's fit is taken to run :math:`T^{0.6}` times faster on T
 #: threads (measured 1.7× on 2 and 4.7× on 16 at 20,000 points). The core splits scans
-#: from fewer (``mklopt.drivers._smo_select.PARALLEL_SCAN``), but where its passes are that short the
+#: from fewer (``mklopt._compiled.smo_select.PARALLEL_SCAN``), but where its passes are that short the
 #: whole fit gains far less: on 16 cores chunking took 26 s at 8,000 points and 50 kernels.
 PARALLEL_POINTS = 8192
 #: Seconds per step besides its pairs' columns: a weight step, a certificate and a

@@ -6,11 +6,11 @@
 * :mod:`~mklopt.kernels.factorset` — :class:`FactorKernelSet`, kernels as
   low-rank factors :math:`G_mG_m^\\top` (:mod:`~mklopt.kernels.approximate`: Nyström, RFF).
 * :mod:`~mklopt.kernels.lazy` — :class:`LazyKernelSet`, kernels computed on the fly
-  from data, column by column (:mod:`~mklopt.kernels.columns`: compiled column oracles).
+  from data, column by column (:mod:`~mklopt._compiled.columns`: compiled column oracles).
 * :mod:`~mklopt.kernels.construct` — :func:`kernel_stack` from features and specs.
 * :mod:`~mklopt.kernels.views` — :class:`ViewKernel`, :func:`views`: kernels on groups of columns.
 * :mod:`~mklopt.kernels.spectra` — :func:`top_eigenvalues`, :func:`tail_sum`.
-* :mod:`~mklopt.kernels.products` — :func:`quadratic_terms`, the per-iteration pass.
+* :mod:`~mklopt._compiled.products` — :func:`quadratic_terms`, the per-iteration pass.
 
 A valid float64, C-contiguous, symmetric stack is used in place (a read-only
 view); mklopt never writes to it.
@@ -26,7 +26,7 @@ from .construct import KernelSpec, kernel_stack, spec_name
 from .factorset import FactorKernelSet, TestFactors
 from .kernelset import KernelSet
 from .lazy import LazyKernelSet
-from .products import quadratic_terms
+from .._compiled.products import quadratic_terms
 from .spectra import eigh as _eigh
 from .spectra import tail_sum, top_eigenvalues
 from .views import ViewKernel, views

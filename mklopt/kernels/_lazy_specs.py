@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError, KernelError
-from .columns import LINEAR, POLY, RBF
+from .._compiled.columns import LINEAR, POLY, RBF
 from .construct import MAX_DEGREE, _is_view, _parse_spec
 from .rounding import DataScales, bound_message, trusted_by_construction
 

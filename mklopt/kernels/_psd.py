@@ -10,7 +10,7 @@ is accepted as it is. ``"lanczos"`` (default) proves PSD up to noise with a
 Cholesky factorization of :math:`K + \\tau_{\\text{noise}} I` for
 :math:`n \\le` :data:`EXACT_MAX_N` (300), where it costs no more than the
 screen: all such kernels in one compiled loop on every core
-(:mod:`~mklopt.kernels._small_kernels`, 0.36 ms per kernel at n = 200 here).
+(:mod:`~mklopt._compiled.small_kernels`, 0.36 ms per kernel at n = 200 here).
 Above it, 40 Lanczos steps on each kernel, single-threaded while it
 is in cache (run by the validation scan, which has read the kernel already),
 from a random start vector seeded by the kernel itself
@@ -35,7 +35,7 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError, NotPSDError
-from ._small_kernels import SMALL_N, cholesky_screen
+from .._compiled.small_kernels import SMALL_N, cholesky_screen
 from ._scan import screen_start
 from ._stack import map_kernels
 from .spectra import eigh

@@ -4,8 +4,8 @@ Finiteness, size and exact symmetry (``scipy.linalg.issymmetric``; the amount
 of asymmetry is measured only when there is some, in tiles of rows compared
 with the matching columns, never a transpose of the whole stack), the
 fingerprint sketch and, for large kernels, the PSD screen; kernels are scanned
-on all cores. Kernels of up to :data:`~mklopt.kernels._small_kernels.SMALL_N`
-points are scanned in one compiled loop (:func:`~mklopt.kernels._small_kernels.scan_small`).
+on all cores. Kernels of up to :data:`~mklopt._compiled.small_kernels.SMALL_N`
+points are scanned in one compiled loop (:func:`~mklopt._compiled.small_kernels.scan_small`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError
-from ._small_kernels import SMALL_N, scan_small
+from .._compiled.small_kernels import SMALL_N, scan_small
 from ._stack import map_kernels, sketch_vectors
 
 __all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start",

@@ -19,7 +19,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._threads import granted_threads
 from ._blas import single_blas_thread
-from ._symmetric import symmetrize_tiles
+from .._compiled.symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput",
            "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
@@ -168,6 +168,6 @@ def symmetrize(stack: np.ndarray, indices: list[int]) -> None:
 
 def symmetrize_matrix(K: np.ndarray) -> None:
     """In place :math:`K \\leftarrow \\tfrac12 (K + K^\\top)`: every pair averaged once and both
-    entries given the same value, in compiled tiles (:mod:`~mklopt.kernels._symmetric`) that
+    entries given the same value, in compiled tiles (:mod:`~mklopt._compiled.symmetric`) that
     form no transpose and release the GIL."""
     symmetrize_tiles(K)

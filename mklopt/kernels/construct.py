@@ -15,7 +15,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, squared_distances
-from ._symmetric import symmetrize_tiles
+from .._compiled.symmetric import symmetrize_tiles
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 

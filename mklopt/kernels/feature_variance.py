@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..exceptions import KernelError
-from .columns import LINEAR, POLY
+from .._compiled.columns import LINEAR, POLY
 from .construct import KernelSpec, _is_view
 from ._lazy_specs import _parse
 

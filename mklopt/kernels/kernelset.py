@@ -23,7 +23,7 @@ from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
 from ._stack import as_stack, check_names, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec
-from .products import combine, quadratic_terms
+from .._compiled.products import combine, quadratic_terms
 
 __all__ = ["KernelSet"]
 

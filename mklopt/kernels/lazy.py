@@ -36,13 +36,13 @@ from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
 from ._stack import check_names
-from .column_cache import new_cache
-from .columns import kernel_entries, lazy_oracle, oracle_of, product_length
-from .gradient_updates import add_columns
+from .._compiled.column_cache import new_cache
+from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
+from .._compiled.gradient_updates import add_columns
 from .construct import _is_view, kernel_stack, spec_name
 from .feature_variance import feature_variances
 from .kernelset import VARIANTS, KernelSet
-from .rbf_table import NO_KERNEL_TABLE
+from .._compiled.rbf_table import NO_KERNEL_TABLE
 
 __all__ = ["LazyKernelSet", "subset_sketch", "lazy_supported"]
 

@@ -13,7 +13,7 @@ Columns are integer indices, a slice, a boolean mask or, for a pandas DataFrame 
 estimator, column names. ``"gamma": "scale"`` uses the view's own variance,
 :math:`\\gamma = 1/(d_v \\operatorname{Var} X_v)`, fixed when the estimator is fitted
 (:meth:`ViewKernel.resolved`). Views may overlap. Kernels on views are computed densely, as
-low-rank factors (``rank=``) or on the fly (``lazy=True``; :mod:`~mklopt.kernels.columns` keeps
+low-rank factors (``rank=``) or on the fly (``lazy=True``; :mod:`~mklopt._compiled.columns` keeps
 the products of each view apart).
 """
 

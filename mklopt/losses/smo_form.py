@@ -43,8 +43,8 @@ class SmoForm:
     def build(cls, rows, signs, linear, upper, start) -> "SmoForm":
         size = len(rows)
 
-        def vector(value) -> np.ndarray:
-            return np.ascontiguousarray(np.broadcast_to(np.asarray(value, dtype=float), (size,)))
+        def vector(value) -> np.ndarray:  # always a fresh writable copy: one compiled signature
+            return np.array(np.broadcast_to(np.asarray(value, dtype=float), (size,)))
 
         return cls(np.ascontiguousarray(rows, dtype=np.int64), vector(signs), vector(linear),
                    vector(upper), vector(start))

@@ -13,7 +13,7 @@ With labels :math:`y\\in\\{\\pm1\\}^n` and :math:`Y=\\operatorname{diag}(y)`:
 :math:`\\rho^2_0` is the squared distance between the convex hulls of the two
 classes in feature space (the hard margin is :math:`\\rho_0/2`), :math:`R` the
 radius of the smallest enclosing ball. Both are solved by mklopt's compiled
-pairwise solver (:mod:`._pairwise`, warm-started by the outer loops) or, when a
+pairwise solver (:mod:`mklopt._compiled.pairwise`, warm-started by the outer loops) or, when a
 ``backend`` is named or the pairwise solver does not converge, by a CVXPY backend; the
 answer is then made feasible (clipped, each simplex renormalized) and
 certified by the Frank–Wolfe gap, valid for any convex :math:`f` over a
@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
-from ._pairwise import pairwise_simplex_qp
+from .._compiled.pairwise import pairwise_simplex_qp
 
 __all__ = ["SimplexQP", "class_margin", "enclosing_radius", "project_simplex"]
 

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["exp_nonpositive", "as_float", "as_int"]
 

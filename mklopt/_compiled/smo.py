@@ -15,7 +15,7 @@ weights, :math:`y\\circ\\alpha` for the hinge), write :math:`F_t = -s_t p_t - \\
 pair is libsvm's (Fan, Chen & Lin 2005): :math:`i` maximizes :math:`F` over the variables that
 may move up, :math:`j` maximizes the second-order gain :math:`b^2/a`,
 :math:`b = F_i - F_j > 0`, :math:`a = K_\\mu(r_i,r_i) + K_\\mu(r_j,r_j) - 2K_\\mu(r_i,r_j)`, over
-those that may move down (:mod:`~mklopt.drivers._smo_select`); the step
+those that may move down (:mod:`~mklopt._compiled.smo_select`); the step
 :math:`\\lambda = \\min(b/a, \\text{room}_i, \\text{room}_j)` is exact. SMO at this μ is optimal
 to ``eps`` when :math:`\\max_{up}F - \\min_{low}F \\le` ``eps``.
 
@@ -24,7 +24,7 @@ valid while μ is fixed) and changes :math:`\\hat g` by
 :math:`\\lambda(K_\\mu[:, r_i] - K_\\mu[:, r_j])`; the change of :math:`w` is
 accumulated in ``delta`` over the touched points so that the per-kernel
 gradients can be brought up to date once per chunk
-(:func:`mklopt.kernels.gradient_updates.add_columns`).
+(:func:`mklopt._compiled.gradient_updates.add_columns`).
 
 **Shrinking** (libsvm's heuristic, Chang & Lin 2011, Sect. 5.1): at the start of a
 chunk, :func:`shrink` sets aside the variables at a bound that cannot join a pair:
@@ -45,7 +45,7 @@ block order with the same tie rule as one pass, so the pairs, and the answer,
 do not depend on the number of threads.
 
 The on-disk cache of compiled code is invalidated when any mklopt file with compiled
-functions changes (:mod:`mklopt.kernels._compile_lock`), not only this one.
+functions changes (:mod:`mklopt._compiled.cache`), not only this one.
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..kernels._compile_lock import locked_cache
-from ..kernels.column_cache import cached_slot
+from .cache import locked_cache
+from .column_cache import cached_slot
 from ..kernels._threads import splits_small
-from ..kernels.columns import DENSE, FACTORS, LAZY
-from ..kernels.kmu_columns import dense_column, factor_column, lazy_column, lazy_column_serial, parallel_columns
-from ._smo_select import (FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index,
+from .columns import DENSE, FACTORS, LAZY
+from .kmu_columns import dense_column, factor_column, lazy_column, lazy_column_serial, parallel_columns
+from .smo_select import (FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index,
                           _second_range)
 
 __all__ = ["smo_chunk", "uses_threads", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
@@ -233,7 +233,7 @@ _CHUNKS = {(kind, parallel): _compiled_chunk(kind, parallel) for kind in (DENSE,
 
 def uses_threads(oracle: tuple, variables: int, n: int, M: int, blocks: int) -> bool:
     """Can a chunk of this problem ever split a scan, an update or a column over ``blocks``
-    threads (:data:`PARALLEL_SCAN`, :func:`~mklopt.kernels.kmu_columns.parallel_columns`)?
+    threads (:data:`PARALLEL_SCAN`, :func:`~mklopt._compiled.kmu_columns.parallel_columns`)?
     If not, it runs the variant without parallel code (the same pairs: each parallel part
     gives the answer of one pass)."""
     return blocks > 1 and (variables >= PARALLEL_SCAN or n >= 4 * PARALLEL_SCAN

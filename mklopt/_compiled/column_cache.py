@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["new_cache", "reset_cache", "cached_slot"]
 

@@ -2,9 +2,9 @@
 
 The column functions write :math:`K_\\mu[t, i] = \\sum_m \\mu_m K_m[t, i]` for the
 points ``t`` of a list: all points, or the active points of a chunk when SMO
-shrinks (:mod:`mklopt.drivers._smo`); the other entries of ``out`` are left as
-they are. Kernels are read from any oracle of :mod:`mklopt.kernels.columns`; on
-the fly, the RBF kernels held by the table (:mod:`mklopt.kernels.rbf_table`) cost
+shrinks (:mod:`mklopt._compiled.smo`); the other entries of ``out`` are left as
+they are. Kernels are read from any oracle of :mod:`mklopt._compiled.columns`; on
+the fly, the RBF kernels held by the table (:mod:`mklopt._compiled.rbf_table`) cost
 one lookup per point for all of them, the other kernels one evaluation each.
 Above :data:`PARALLEL_ENTRIES` entries a column is split over the cores in
 contiguous blocks of the list (each entry is written by one thread: the column
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._compile_lock import locked_cache
+from .cache import locked_cache
 from .columns import (LAZY, LINEAR, PARALLEL_PRODUCTS, RBF, _FAST, dot_column, kernel_view, products_column,
                       rbf_entry, shifted_dot)
 from .rbf_table import table_column
@@ -160,6 +160,6 @@ def lazy_column_serial(oracle, dots, table, mu, i, points, out):
 
 def parallel_columns(oracle: tuple, n: int, M: int) -> bool:
     """Can a column of ``n`` points ever be split over the cores (on the fly, above
-    :data:`PARALLEL_ENTRIES` entries or :data:`~mklopt.kernels.columns.PARALLEL_PRODUCTS`)?"""
+    :data:`PARALLEL_ENTRIES` entries or :data:`~mklopt._compiled.columns.PARALLEL_PRODUCTS`)?"""
     return int(oracle[0]) == LAZY and (n * (M + TABLE_ENTRY_UNITS) >= PARALLEL_ENTRIES
                                        or oracle[5].size >= PARALLEL_PRODUCTS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["quadratic_terms", "combine"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["pairwise_simplex_qp"]
 

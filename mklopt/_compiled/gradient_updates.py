@@ -3,9 +3,9 @@
 The interleaved core keeps one gradient per kernel (an M × n array) and, after each
 α-step, adds :math:`\\sum_k \\delta_k K_m[:, i_k]` for the points :math:`i_k` whose weights
 changed by :math:`\\delta_k`, reading the kernels through a column oracle
-(:mod:`~mklopt.kernels.columns`): rows of the dense stack, products of low-rank factors,
+(:mod:`~mklopt._compiled.columns`): rows of the dense stack, products of low-rank factors,
 or columns on the fly — there the RBF kernels come from a few shared basis functions
-(:func:`~mklopt.kernels.rbf_table.kernel_table`), the others exactly.
+(:func:`~mklopt._compiled.rbf_table.kernel_table`), the others exactly.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._compile_lock import locked_cache
-from ._threads import splits_small
+from .cache import locked_cache
+from ..kernels._threads import splits_small
 from .columns import FACTORS, LAZY, map_kernel, dot_column, product_length
 from .rbf_table import accumulate_tabulated, mix_tabulated
 
@@ -110,7 +110,7 @@ def update_scratch(oracle: tuple, ktable: tuple) -> tuple:
 def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
     """``G[m] += sum_k delta[k] * K_m[:, index[k]]`` for every kernel m (the per-kernel gradients).
 
-    On the fly, the kernels of ``ktable`` (:func:`~mklopt.kernels.rbf_table.kernel_table`)
+    On the fly, the kernels of ``ktable`` (:func:`~mklopt._compiled.rbf_table.kernel_table`)
     are interpolated from a few shared basis functions (relative error ~1e-12, several
     times faster); the others
     are exact. Certificates use the exact columns (``ktable=NO_KERNEL_TABLE``). ``blocks``:

@@ -36,8 +36,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import get_cython_function_address
 
-from ._compile_lock import locked_cache
-from ._stack import map_kernels
+from .cache import locked_cache
+from ..kernels._stack import map_kernels
 
 __all__ = ["cholesky_screen", "scan_small", "SMALL_N", "POWER_STEPS"]
 

@@ -1,4 +1,4 @@
-"""Working-set selection of the compiled α-step (:mod:`mklopt.drivers._smo`): which pair moves next.
+"""Working-set selection of the compiled α-step (:mod:`mklopt._compiled.smo`): which pair moves next.
 
 libsvm's second-order rule (Fan, Chen & Lin, "Working set selection using second order
 information for training support vector machines", JMLR 2005): :math:`i` maximizes
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..kernels._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["RISE", "FALL", "PARALLEL_SCAN"]
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._compile_lock import locked_cache
-from ._fastexp import as_float, as_int, exp_nonpositive
+from .cache import locked_cache
+from .fastexp import as_float, as_int, exp_nonpositive
 
 __all__ = ["rbf_table", "fill_table", "table_column", "NO_TABLE", "kernel_table", "NO_KERNEL_TABLE",
            "accumulate_tabulated", "mix_tabulated", "BASIS_TOLERANCE"]
@@ -59,7 +59,7 @@ def rbf_table(sqn: np.ndarray, gammas: np.ndarray, rbf: np.ndarray, offset: int 
     ``sqn`` are the squared norms of the points (:math:`D \\le 4\\max\\|x\\|^2`),
     ``gammas`` the kernels' widths, ``rbf`` marks the RBF kernels without row
     scaling (all on one view); ``offset`` is where that view's norms and products
-    start in the oracle's (:mod:`~mklopt.kernels.columns`). Returns :data:`NO_TABLE`
+    start in the oracle's (:mod:`~mklopt._compiled.columns`). Returns :data:`NO_TABLE`
     when there is nothing to tabulate.
     """
     reach = 4.0 * float(np.max(sqn, initial=0.0))

@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels._compile_lock import locked_cache
-from ._smo import pair_step
-from ._smo_select import _first_range, _moves, _second_range, kept
+from .cache import locked_cache
+from .smo import pair_step
+from .smo_select import _first_range, _moves, _second_range, kept
 
 __all__ = ["smo_qp"]
 
-# The pair scans and the shrinking rule are the interleaved core's (:mod:`mklopt.drivers._smo`),
+# The pair scans and the shrinking rule are the interleaved core's (:mod:`mklopt._compiled.smo`),
 # on a dense K: the column of i is the row K[r_i], the diagonal plays dmu.
 
 
@@ -38,7 +38,7 @@ __all__ = ["smo_qp"]
 @njit(cache=True, nogil=True)
 def _shrink(active, n_active, state, rows, base, ghat, high, low):
     """Drop the active variables at a bound that neither end of the pair rule can pick
-    (libsvm's shrinking, :func:`mklopt.drivers._smo_select.kept`). Returns the new active count."""
+    (libsvm's shrinking, :func:`mklopt._compiled.smo_select.kept`). Returns the new active count."""
     count = 0
     for a in range(n_active):
         t = active[a]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ._compile_lock import locked_cache
+from .cache import locked_cache
 
 __all__ = ["symmetrize_tiles", "TILE"]
 

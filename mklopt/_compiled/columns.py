@@ -25,8 +25,8 @@ tuple of arrays numba can take (unused slots hold empty arrays):
   (slot 6) and shifts (slot 11). Without views V = 1 and every offset is 0.
 
 Columns and product columns are kept in the LRU caches of
-:mod:`~mklopt.kernels.column_cache`; the per-kernel gradients are updated from these
-columns in :mod:`~mklopt.kernels.gradient_updates`.
+:mod:`~mklopt._compiled.column_cache`; the per-kernel gradients are updated from these
+columns in :mod:`~mklopt._compiled.gradient_updates`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._compile_lock import locked_cache
-from ._fastexp import exp_nonpositive as _exp
+from .cache import locked_cache
+from .fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "products_column", "map_kernel", "kernel_entries",
@@ -182,8 +182,18 @@ def kernel_entries(oracle, dots, rows, i, out):
                 out[m, k] = value
 
 
-_EMPTY1, _EMPTY2, _EMPTY3 = np.empty(0), np.empty((0, 0)), np.empty((0, 0, 0))
-_NO_INDEX = np.empty(0, dtype=np.int64)
+def _frozen(array: np.ndarray, dtype=float) -> np.ndarray:
+    """A read-only C-contiguous view (a copy only when the dtype or layout differs): every
+    array of every oracle is read-only, so each compiled function taking an oracle has one
+    signature whatever its kind and wherever its arrays came from (numba types a read-only
+    array apart from a writable one)."""
+    view = np.ascontiguousarray(array, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
+
+
+_EMPTY1, _EMPTY2, _EMPTY3 = _frozen(np.empty(0)), _frozen(np.empty((0, 0))), _frozen(np.empty((0, 0, 0)))
+_NO_INDEX = _frozen(np.empty(0), np.int64)
 
 
 def oracle_of(kernels) -> tuple:
@@ -192,10 +202,9 @@ def oracle_of(kernels) -> tuple:
         return kernels.oracle
     if getattr(kernels, "factored", False):
         owner = np.repeat(np.arange(kernels.M, dtype=np.int64), kernels.ranks)
-        return (FACTORS, _EMPTY3, np.ascontiguousarray(kernels.G, dtype=float), owner,
-                np.asarray(kernels.offsets, dtype=np.int64), _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
-                _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
-    return (DENSE, kernels.K, _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
+        return (FACTORS, _EMPTY3, _frozen(kernels.G), _frozen(owner, np.int64), _frozen(kernels.offsets, np.int64),
+                _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2, _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
+    return (DENSE, _frozen(kernels.K), _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
             _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
 
 
@@ -214,14 +223,13 @@ def lazy_oracle(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, rowscale: 
     parts = [X[:, np.asarray(cols, dtype=np.int64)] for cols in views]
     bounds = np.cumsum([0] + [part.shape[1] for part in parts]).astype(np.int64)
     centres = [part.mean(axis=0) for part in parts]
-    Z = np.ascontiguousarray(np.hstack([part - c for part, c in zip(parts, centres)]))
+    Z = np.hstack([part - c for part, c in zip(parts, centres)])
     sqn = np.concatenate([np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]) for a, b in zip(bounds, bounds[1:])])
     shift = np.concatenate([Z[:, a:b] @ c + 0.5 * float(c @ c)
                             for (a, b), c in zip(zip(bounds, bounds[1:]), centres)])
-    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, Z, sqn,
-            np.asarray(kinds, dtype=np.int64), np.ascontiguousarray(params, dtype=float),
-            np.ascontiguousarray(rowscale, dtype=float), np.ascontiguousarray(scale, dtype=float),
-            np.ascontiguousarray(shift), np.asarray(view_of, dtype=np.int64) * n, bounds)
+    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, _frozen(Z), _frozen(sqn), _frozen(kinds, np.int64),
+            _frozen(params), _frozen(rowscale), _frozen(scale), _frozen(shift),
+            _frozen(np.asarray(view_of, dtype=np.int64) * n, np.int64), _frozen(bounds, np.int64))
 
 
 def product_length(oracle: tuple) -> int:

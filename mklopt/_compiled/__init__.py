@@ -1,0 +1,60 @@
+"""mklopt's compiled code (numba), all of it, and nothing else compiles.
+
+Everything numba compiles lives in this subpackage, so that the compile surface is in
+one place: a fit compiles only the entry points its kernels and loss reach, each with one
+signature (every array ``float64`` or ``int64``, C-contiguous; every array of a column
+oracle read-only, :func:`~mklopt._compiled.columns.oracle_of`), and ``mklopt compile``
+(:func:`mklopt.compiling.compile`) compiles them all ahead. :data:`ENTRY_POINTS` lists
+the functions called from Python, by module, with their arguments; the helpers they call
+are compiled into them. The on-disk cache is numba's, under an inter-process lock and
+stamped with every compiled source (:mod:`~mklopt._compiled.cache`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ENTRY_POINTS"]
+
+#: ``module: {function: arguments}`` of the compiled functions called from Python. Arrays
+#: are float64 unless marked ``int64``/``int8``/``bool``; ``oracle``, ``cache``, ``table``
+#: and ``ktable`` are the tuples of arrays of :mod:`~mklopt._compiled.columns`,
+#: :mod:`~mklopt._compiled.column_cache` and :mod:`~mklopt._compiled.rbf_table`.
+ENTRY_POINTS: dict[str, dict[str, str]] = {
+    "smo": {
+        "chunk": "one variant per oracle kind x threads (smo_chunk picks it): oracle, dots cache, table, "
+                 "cache, mu (M,), rows int64 (V,), signs (V,), base (V,), upper (V,), beta (V,), ghat (n,), "
+                 "dmu (n,), state int8 (V,), active int64, points int64, delta (n,), touched bool (n,), "
+                 "count int64, max_pairs int, eps float, blocks int, tau float",
+    },
+    "smo_qp": {
+        "smo_qp": "K (n, n), rows int64, signs, base, upper, beta, ghat, eps float, max_pairs int, tau float",
+    },
+    "gradient_updates": {
+        "_add_dense": "stack (M, n, n) read-only, index int64 (k,), delta (k,), G (M, n)",
+        "_add_dense_kernels": "as _add_dense, kernels over the cores (M n >= PARALLEL_DENSE)",
+        "_add_factors": "F (n, R) read-only, offsets int64 (M+1,) read-only, index int64, delta, G (M, n)",
+        "_add_lazy_columns": "oracle, dots cache, index int64, delta, G (M, n), ktable, buffer (B, L), "
+                             "basis (R, n), blocks int",
+    },
+    "columns": {
+        "kernel_entries": "oracle, dots cache, rows int64 (k,), i int, out (M, k)",
+    },
+    "rbf_table": {
+        "fill_table": "oracle, mu (M,), table",
+    },
+    "products": {
+        "_weighted_sum": "flat (M, n n), used int64 (k,), weights (k,), out (n n,)",
+        "_weighted_sum_parallel": "as _weighted_sum, blocks over the cores (n n >= PARALLEL_SUM)",
+    },
+    "symmetric": {
+        "symmetrize_tiles": "K (n, n) writable",
+    },
+    "small_kernels": {
+        "_scan": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
+                 "sketch (m, 3, 3)",
+        "_shifted_cholesky": "stack (m, n, n), scale (m,), noise float, levels (m,), info int32 (m,)",
+    },
+    "pairwise": {
+        "_descend": "K (M, M), s (M,), a float, r float, c (M,), group int64 (M,), groups int, x (M,), "
+                    "tol float, steps int",
+    },
+}
