@@ -180,7 +180,7 @@ def test_the_threaded_and_the_serial_compiled_variants_give_the_same_fit(kind, l
     update compiled without parallel code (a first fit compiles less); forced onto the
     threaded variants (``split_small``, what ``mklopt compile`` uses) it gives the same
     numbers bit for bit, for each kind of kernel oracle."""
-    from mklopt.kernels._threads import split_small
+    from mklopt._compiled.splitting import split_small
 
     X, y = _problem(loss_name, 200, seed=5)
     options = {"dense": {}, "factors": {"rank": 30}, "lazy": {"lazy": True}}[kind]
@@ -200,7 +200,7 @@ def test_the_threaded_and_the_serial_compiled_variants_give_the_same_fit(kind, l
 
 
 def test_a_small_problem_runs_the_serial_variant_and_a_large_one_the_threaded():
-    from mklopt.kernels._threads import split_small
+    from mklopt._compiled.splitting import split_small
 
     X, _ = _problem("hinge", 50)
     dense, lazy = (oracle_of(KernelSet.from_data(X, SPECS, lazy=flag)) for flag in (False, True))

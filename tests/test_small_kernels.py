@@ -12,7 +12,7 @@ import pytest
 import mklopt
 from mklopt.exceptions import KernelError, MKLWarning, NotPSDError
 from mklopt.kernels._psd import NOISE_FACTOR
-from mklopt._compiled.small_kernels import CHUNK, cholesky_screen, scan_small
+from mklopt.kernels._small_screens import CHUNK, cholesky_screen, scan_small
 from mklopt.kernels._scan import visit_kernel
 from mklopt.kernels._stack import sketch_vectors
 

@@ -17,7 +17,8 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import mklopt
-from mklopt.kernels._threads import granted_threads, numba_threads, split_small
+from mklopt._compiled.splitting import split_small
+from mklopt.kernels._threads import granted_threads, numba_threads
 
 BUSY = "import time\nend = time.time() + 120\nwhile time.time() < end:\n    pass\n"
 

@@ -49,9 +49,9 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "symmetrize_tiles": "K (n, n) writable",
     },
     "small_kernels": {
-        "_scan": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
+        "scan_chunk": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
                  "sketch (m, 3, 3)",
-        "_shifted_cholesky": "stack (m, n, n), scale (m,), noise float, levels (m,), info int32 (m,)",
+        "shifted_cholesky": "stack (m, n, n), scale (m,), noise float, levels (m,), info int32 (m,)",
     },
     "pairwise": {
         "_descend": "K (M, M), s (M,), a float, r float, c (M,), group int64 (M,), groups int, x (M,), "

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cache import locked_cache
-from ..kernels._threads import splits_small
+from .splitting import splits_small
 from .columns import FACTORS, LAZY, map_kernel, dot_column, product_length
 from .rbf_table import accumulate_tabulated, mix_tabulated
 

@@ -3,11 +3,11 @@
 Both loops run over chunks of kernels on a thread per core (compiled, the GIL released: no
 Python and no thread-pool future per kernel, which cost more than the work at n ~ 200).
 
-:func:`scan_small` reads each kernel once: its largest and smallest entries (and
+:func:`~mklopt.kernels._small_screens.scan_small` reads each kernel once: its largest and smallest entries (and
 whether all are finite), its largest asymmetry :math:`\\max_{ij}|K_{ij}-K_{ji}|` and its
 fingerprint sketch :math:`W^\\top K W`.
 
-:func:`cholesky_screen`: for each kernel :math:`K_m` of order :math:`n\\le` :data:`SMALL_N`:
+:func:`~mklopt.kernels._small_screens.cholesky_screen`: for each kernel :math:`K_m` of order :math:`n\\le` :data:`SMALL_N`:
 
 1. :math:`\\hat\\lambda_m`, a Rayleigh quotient after :data:`POWER_STEPS` power steps
    (a lower bound on :math:`\\lambda_{\\max}`), floored at ``scale[m]``
@@ -37,9 +37,8 @@ from numba import njit, types
 from numba.extending import get_cython_function_address
 
 from .cache import locked_cache
-from ..kernels._stack import map_kernels
 
-__all__ = ["cholesky_screen", "scan_small", "SMALL_N", "POWER_STEPS"]
+__all__ = ["shifted_cholesky", "scan_chunk", "SMALL_N", "POWER_STEPS", "CHUNK"]
 
 #: Largest order of the kernels these loops take (the scan reads K_ji next to K_ij in cache).
 SMALL_N = 300
@@ -56,7 +55,7 @@ _dpotrf = types.ExternalFunction(
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _shifted_cholesky(stack, scale, noise_per_norm, levels, info):
+def shifted_cholesky(stack, scale, noise_per_norm, levels, info):
     """``levels[m]`` = the noise level of kernel m, ``info[m]`` = dpotrf's info on K_m + level I."""
     M, n = stack.shape[0], stack.shape[1]
     for m in range(M):
@@ -89,7 +88,7 @@ def _shifted_cholesky(stack, scale, noise_per_norm, levels, info):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def _scan(stack, W, hi, lo, finite, asymmetry, sketch):
+def scan_chunk(stack, W, hi, lo, finite, asymmetry, sketch):
     M, n = stack.shape[0], stack.shape[1]
     for m in range(M):
         K = stack[m]
@@ -148,39 +147,3 @@ def _product_unrolled(K, v, out):
         for j in range(tail, n):
             s0 += K[i, j] * v[j]
         out[i] = (s0 + s1) + (s2 + s3)
-
-
-def _over_chunks(work, M: int) -> None:
-    """``work(part)`` for consecutive slices of :data:`CHUNK` kernels, one thread per core and
-    BLAS on one thread inside (:func:`~mklopt.kernels._stack.map_kernels`; the loops release the GIL)."""
-    parts = [slice(start, min(start + CHUNK, M)) for start in range(0, M, CHUNK)]
-    map_kernels(lambda i: work(parts[i]), len(parts))
-
-
-def scan_small(stack: np.ndarray, W: np.ndarray):
-    """``(hi, lo, finite, asymmetry, sketch)`` per kernel of ``stack`` (M, n, n), ``W`` (n, 3)."""
-    M, k = stack.shape[0], W.shape[1]
-    if k != 3:
-        raise ValueError(f"the fingerprint sketch has 3 columns, got W with {k}")
-    hi, lo, asymmetry = np.empty(M), np.empty(M), np.empty(M)
-    finite, sketch = np.empty(M, dtype=np.bool_), np.zeros((M, k, k))
-    W = np.ascontiguousarray(W, dtype=float)
-    _over_chunks(lambda part: _scan(stack[part], W, hi[part], lo[part], finite[part], asymmetry[part],
-                                    sketch[part]), M)
-    return hi, lo, finite, asymmetry, sketch
-
-
-def cholesky_screen(stack: np.ndarray, scale: np.ndarray, noise_per_norm: float
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """``(cleared, levels)`` for the symmetric kernels of ``stack`` (M, n, n).
-
-    ``cleared[m]`` is True when :math:`K_m+\\tau_mI` has a Cholesky factor,
-    ``levels[m]`` is :math:`\\tau_m` (``noise_per_norm`` times the estimate of
-    :math:`\\lambda_{\\max}`).
-    """
-    M = stack.shape[0]
-    levels, info = np.empty(M), np.empty(M, dtype=np.int32)
-    scale = np.ascontiguousarray(scale, dtype=float)
-    _over_chunks(lambda part: _shifted_cholesky(stack[part], scale[part], float(noise_per_norm), levels[part],
-                                                info[part]), M)
-    return info == 0, levels

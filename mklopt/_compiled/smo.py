@@ -55,7 +55,7 @@ from numba import njit, prange
 
 from .cache import locked_cache
 from .column_cache import cached_slot
-from ..kernels._threads import splits_small
+from .splitting import splits_small
 from .columns import DENSE, FACTORS, LAZY
 from .kmu_columns import dense_column, factor_column, lazy_column, lazy_column_serial, parallel_columns
 from .smo_select import (FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index,

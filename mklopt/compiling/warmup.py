@@ -84,7 +84,7 @@ def _estimators() -> None:
 
 
 def _threaded() -> None:
-    from ..kernels._threads import split_small
+    from .._compiled.splitting import split_small
 
     with split_small():
         _dense()

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError, NotPSDError
-from .._compiled.small_kernels import SMALL_N, cholesky_screen
+from ._small_screens import SMALL_N, cholesky_screen
 from ._scan import screen_start
 from ._stack import map_kernels
 from .spectra import eigh

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.linalg
 
 from ..exceptions import KernelError
-from .._compiled.small_kernels import SMALL_N, scan_small
+from ._small_screens import SMALL_N, scan_small
 from ._stack import map_kernels, sketch_vectors
 
 __all__ = ["Scan", "Screen", "Visit", "scan_stack", "visit", "visit_kernel", "judge", "screen_start",

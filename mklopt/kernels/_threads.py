@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["granted_threads", "numba_threads", "split_small", "splits_small"]
+__all__ = ["granted_threads", "numba_threads"]
 
 
 def granted_threads() -> int:
@@ -65,23 +65,3 @@ def numba_threads(threads: int | None = None) -> Iterator[int]:
     finally:
         numba.set_num_threads(previous)
 
-
-_SPLIT_SMALL = False
-
-
-def splits_small() -> bool:
-    """Inside :func:`split_small`: problems below the parallel thresholds take the threaded
-    code paths too."""
-    return _SPLIT_SMALL
-
-
-@contextmanager
-def split_small() -> Iterator[None]:
-    """Small problems run the compiled variants with threads inside the block (the answers
-    are the same): ``mklopt compile`` compiles those variants with small, quick fits."""
-    global _SPLIT_SMALL
-    previous, _SPLIT_SMALL = _SPLIT_SMALL, True
-    try:
-        yield
-    finally:
-        _SPLIT_SMALL = previous
