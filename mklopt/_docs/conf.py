@@ -98,8 +98,10 @@ html_theme_options = {
     "navigation_with_keys": False,
     "header_links_before_dropdown": 8,  # every top-level page in the header at 1280 px
     "show_toc_level": 2,
-    # the Benchmarks page's wide tables take the on-this-page column's width
-    "secondary_sidebar_items": {"**": ["page-toc"], "benchmarks": []},
+    # the Benchmarks page's tables and the catalogue's display equations take the
+    # on-this-page column's width (at 1280 px a formulation's article is 645 px with it)
+    "secondary_sidebar_items": {"**": ["page-toc"], "benchmarks": [],
+                                **{f"formulations/{page.stem}": [] for page in (HERE / "formulations").glob("*.md")}},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

@@ -97,8 +97,9 @@ def vkr_certificate(kernels, y: np.ndarray, alpha: np.ndarray, Lam: np.ndarray,
 
     .. math::
 
-        P = F(\\alpha),\\qquad G = \\max_{u\\in U}\\frac{1^\\top \\bar u}{\\max\\bigl(1,\\ \\max_{k,j}|(A^\\top\\bar u)_{k,j}|/\\Lambda_k\\bigr)},
-        \\quad \\bar u = \\operatorname{clip}(u, 0, 1/m),
+        P = F(\\alpha),\\qquad \\bar u = \\operatorname{clip}(u, 0, 1/m),
+
+        G = \\max_{u\\in U}\\frac{1^\\top \\bar u}{\\max\\bigl(1,\\ \\max_{k,j}|(A^\\top\\bar u)_{k,j}|/\\Lambda_k\\bigr)},
 
     over the candidates U = ``duals`` (e.g. LP multipliers) plus :func:`margin_dual`
     at :math:`\\alpha`. Every rescaled :math:`\\bar u` is dual feasible, so
