@@ -22,6 +22,12 @@ each row is the round with the median time; the rounds are printed as they finis
    wait passively (``OMP_WAIT_POLICY=PASSIVE``, set by mklopt on import). Measured on 2 cores,
    n = 4,000, 20 kernels (``--n 4000 --M 20 --threads 1,2 --busy``): see the Benchmarks page.
 
+4. **Grid search** (``--grid``): ``GridSearchCV(make_pipeline(StandardScaler(), MKLClassifier()),
+   C in {0.1, 1, 10, 100}, cv = 3)`` on binary digits (odd/even) with ``n_jobs=1`` and
+   ``n_jobs=2``, idle and beside one busy process, rounds in turn after one untimed search
+   each (which starts joblib's worker processes). A fit in a worker takes its share of the
+   cores, so ``n_jobs=2`` must not be slower than ``n_jobs=1`` on 2 cores.
+
 Run: ``python examples/bench_threads.py`` (``mklopt bench threads``); ``--n`` changes
 the size (default 20,000), ``--small`` runs 400 points and 5 kernels in this process.
 """
@@ -143,11 +149,15 @@ def main(small: bool = False, out=None, argv=None) -> list[dict]:
     parser.add_argument("--out", default=None, help="folder for bench_threads.png")
     parser.add_argument("--busy", action="store_true",
                         help="measure the thread counts again with one other busy process (contention)")
+    parser.add_argument("--grid", action="store_true",
+                        help="only the grid search with n_jobs=1 and 2, idle and beside a busy process")
     parser.add_argument("--single", help=argparse.SUPPRESS)
     args = parser.parse_args(argv if argv is not None else ([] if small else None))
     if args.single:
         print(json.dumps(run_one(*json.loads(args.single))))
         return []
+    if args.grid:
+        return grid_searches(max(args.repeat, 1))
     n, M = args.n or (400 if small else 20_000), args.M or (5 if small else 50)
     counts = thread_counts(args.threads or ("1,2" if small else None))
     print(f"letter A-M vs N-Z, n = {n}, {M} RBF kernels on the fly, p = 4/3, C = 1, gap {TOL:g}; "
@@ -198,6 +208,47 @@ def contention(counts: list[int], n: int, M: int, repeat: int, fresh: bool, idle
     for threads, quiet, loaded in zip(counts, idle, rows):
         print(f"  {threads} thread(s): busy / idle = {_fmt(_ratio(loaded, quiet))}; "
               f"{threads} vs 1 thread: idle {_fmt(_ratio(idle[0], quiet))}, busy {_fmt(_ratio(rows[0], loaded))}")
+    return rows
+
+
+def grid_searches(repeat: int) -> list[dict]:
+    """``GridSearchCV`` of the default pipeline with ``n_jobs`` 1 and 2, idle and busy; prints
+    each round and the median ratio n_jobs=2 / n_jobs=1."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import mklopt
+
+    X, y = load_digits(return_X_y=True)
+    y = y % 2
+
+    def search(jobs: int) -> float:
+        model = make_pipeline(StandardScaler(), mklopt.MKLClassifier())
+        start = time.perf_counter()
+        GridSearchCV(model, {"mklclassifier__C": [0.1, 1, 10, 100]}, cv=3, n_jobs=jobs).fit(X, y)
+        return time.perf_counter() - start
+
+    print(f"binary digits, GridSearchCV(StandardScaler + MKLClassifier(), 4 C, cv = 3); {os.cpu_count()} cores")
+    rows = []
+    for label in ("idle", "busy"):
+        busy = subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) if label == "busy" else None
+        try:
+            search(1), search(2)  # untimed: compiled code loaded, joblib's workers started
+            times = {1: [], 2: []}
+            for round_ in range(repeat):
+                for jobs in (1, 2):
+                    times[jobs].append(search(jobs))
+                print(f"  {label}, round {round_ + 1}: n_jobs=1 {times[1][-1]:.2f}s, n_jobs=2 {times[2][-1]:.2f}s",
+                      flush=True)
+        finally:
+            if busy is not None:
+                busy.kill()
+                busy.wait()
+        one, two = float(np.median(times[1])), float(np.median(times[2]))
+        print(f"  {label}: n_jobs=1 {one:.2f}s, n_jobs=2 {two:.2f}s (medians): n_jobs=2 / n_jobs=1 = {two / one:.2f}")
+        rows.append({"load": label, "n_jobs=1": one, "n_jobs=2": two})
     return rows
 
 
