@@ -37,6 +37,7 @@ from numba import njit, prange
 from .cache import locked_cache
 from .fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
+from .layout import frozen
 
 __all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "products_column", "map_kernel", "kernel_entries",
            "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
@@ -182,29 +183,22 @@ def kernel_entries(oracle, dots, rows, i, out):
                 out[m, k] = value
 
 
-def _frozen(array: np.ndarray, dtype=float) -> np.ndarray:
-    """A read-only C-contiguous view (a copy only when the dtype or layout differs): every
-    array of every oracle is read-only, so each compiled function taking an oracle has one
-    signature whatever its kind and wherever its arrays came from (numba types a read-only
-    array apart from a writable one)."""
-    view = np.ascontiguousarray(array, dtype=dtype).view()
-    view.flags.writeable = False
-    return view
-
-
-_EMPTY1, _EMPTY2, _EMPTY3 = _frozen(np.empty(0)), _frozen(np.empty((0, 0))), _frozen(np.empty((0, 0, 0)))
-_NO_INDEX = _frozen(np.empty(0), np.int64)
+_EMPTY1, _EMPTY2, _EMPTY3 = frozen(np.empty(0)), frozen(np.empty((0, 0))), frozen(np.empty((0, 0, 0)))
+_NO_INDEX = frozen(np.empty(0), np.int64)
 
 
 def oracle_of(kernels) -> tuple:
-    """The column oracle of a :class:`KernelSet`, :class:`FactorKernelSet` or :class:`LazyKernelSet`."""
+    """The column oracle of a :class:`KernelSet`, :class:`FactorKernelSet` or :class:`LazyKernelSet`.
+
+    Every array of every oracle is read-only (:func:`~mklopt._compiled.layout.frozen`), so
+    each compiled function taking an oracle has one signature whatever its kind."""
     if getattr(kernels, "lazy", False):
         return kernels.oracle
     if getattr(kernels, "factored", False):
         owner = np.repeat(np.arange(kernels.M, dtype=np.int64), kernels.ranks)
-        return (FACTORS, _EMPTY3, _frozen(kernels.G), _frozen(owner, np.int64), _frozen(kernels.offsets, np.int64),
+        return (FACTORS, _EMPTY3, frozen(kernels.G), frozen(owner, np.int64), frozen(kernels.offsets, np.int64),
                 _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2, _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
-    return (DENSE, _frozen(kernels.K), _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
+    return (DENSE, frozen(kernels.K), _EMPTY2, _NO_INDEX, _NO_INDEX, _EMPTY2, _EMPTY1, _NO_INDEX, _EMPTY2,
             _EMPTY2, _EMPTY1, _EMPTY1, _NO_INDEX, _NO_INDEX)
 
 
@@ -227,9 +221,9 @@ def lazy_oracle(X: np.ndarray, kinds: np.ndarray, params: np.ndarray, rowscale: 
     sqn = np.concatenate([np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]) for a, b in zip(bounds, bounds[1:])])
     shift = np.concatenate([Z[:, a:b] @ c + 0.5 * float(c @ c)
                             for (a, b), c in zip(zip(bounds, bounds[1:]), centres)])
-    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, _frozen(Z), _frozen(sqn), _frozen(kinds, np.int64),
-            _frozen(params), _frozen(rowscale), _frozen(scale), _frozen(shift),
-            _frozen(np.asarray(view_of, dtype=np.int64) * n, np.int64), _frozen(bounds, np.int64))
+    return (LAZY, _EMPTY3, _EMPTY2, _NO_INDEX, _NO_INDEX, frozen(Z), frozen(sqn), frozen(kinds, np.int64),
+            frozen(params), frozen(rowscale), frozen(scale), frozen(shift),
+            frozen(np.asarray(view_of, dtype=np.int64) * n, np.int64), frozen(bounds, np.int64))
 
 
 def product_length(oracle: tuple) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .cache import locked_cache
+from .layout import frozen
 
 __all__ = ["pairwise_simplex_qp"]
 
@@ -86,6 +87,6 @@ def pairwise_simplex_qp(K: np.ndarray, s: np.ndarray, groups: list[np.ndarray], 
         x[members] = x[members] / total if total > 0 else 1.0 / members.size
     scale = a * float(np.max(np.abs(np.diag(K)), initial=0.0)) + r + float(np.max(np.abs(c), initial=0.0))
     steps = 200 * n + 1000 if max_steps is None else max_steps
-    x, used, gap = _descend(np.ascontiguousarray(K, dtype=float), np.asarray(s, dtype=float), float(a),
-                            float(r), c, group, len(groups), x, rtol * max(scale, np.finfo(float).tiny), steps)
+    x, used, gap = _descend(frozen(K), frozen(s), float(a), float(r), frozen(c), frozen(group, np.int64),
+                            len(groups), x, rtol * max(scale, np.finfo(float).tiny), steps)
     return x if gap <= rtol * max(scale, np.finfo(float).tiny) else None

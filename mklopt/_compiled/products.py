@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cache import locked_cache
+from .layout import frozen
 
 __all__ = ["quadratic_terms", "combine"]
 
@@ -56,7 +57,7 @@ def combine(stack: np.ndarray, weights: np.ndarray, out: np.ndarray | None = Non
         np.dot(weights, flat, out=buffer)
         return out
     add = _weighted_sum_parallel if buffer.size >= PARALLEL_SUM else _weighted_sum
-    add(flat, used, weights[used], buffer)
+    add(frozen(flat), frozen(used, np.int64), frozen(weights[used]), buffer)
     return out
 
 

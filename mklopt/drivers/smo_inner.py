@@ -18,6 +18,7 @@ import numpy as np
 
 from ..exceptions import MKLWarning, SolverError
 from ..formulations import MKLData
+from .._compiled.layout import frozen
 from .._compiled.smo_qp import smo_qp
 
 __all__ = ["SmoInner", "EPS_FLOOR"]
@@ -68,7 +69,8 @@ class SmoInner:
         for form, base, beta in zip(self.forms, self.bases, self.betas):
             ghat = K @ form.point_weights(beta, d.n)
             scale = max(1.0, float(np.max(np.abs(base))), float(np.max(np.abs(ghat))))
-            pairs, _ = smo_qp(K, form.rows, form.signs, base, form.upper, beta, ghat,
+            pairs, _ = smo_qp(frozen(K), frozen(form.rows, np.int64), frozen(form.signs), frozen(base),
+                              frozen(form.upper), beta, ghat,
                               self.relative_eps * scale, self.max_pairs)
             self.pairs += int(pairs)
             if pairs >= self.max_pairs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compiled.layout import frozen
 from .._compiled.small_kernels import CHUNK, SMALL_N, scan_chunk, shifted_cholesky
 from ._stack import map_kernels
 
@@ -29,7 +30,7 @@ def scan_small(stack: np.ndarray, W: np.ndarray):
         raise ValueError(f"the fingerprint sketch has 3 columns, got W with {k}")
     hi, lo, asymmetry = np.empty(M), np.empty(M), np.empty(M)
     finite, sketch = np.empty(M, dtype=np.bool_), np.zeros((M, k, k))
-    W = np.ascontiguousarray(W, dtype=float)
+    stack, W = frozen(stack), frozen(W)
     _over_chunks(lambda part: scan_chunk(stack[part], W, hi[part], lo[part], finite[part], asymmetry[part],
                                     sketch[part]), M)
     return hi, lo, finite, asymmetry, sketch
@@ -45,7 +46,7 @@ def cholesky_screen(stack: np.ndarray, scale: np.ndarray, noise_per_norm: float
     """
     M = stack.shape[0]
     levels, info = np.empty(M), np.empty(M, dtype=np.int32)
-    scale = np.ascontiguousarray(scale, dtype=float)
+    stack, scale = frozen(stack), frozen(scale)
     _over_chunks(lambda part: shifted_cholesky(stack[part], scale[part], float(noise_per_norm), levels[part],
                                                 info[part]), M)
     return info == 0, levels
