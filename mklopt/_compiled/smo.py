@@ -172,9 +172,8 @@ def _compiled_chunk(kind: int, parallel: int):
     """:func:`smo_chunk` compiled for one kind of column oracle, with (``parallel`` 1) or
     without (0) the threads' blocks: a fit compiles the columns of its own kernels only, and
     a small problem no parallel code (numba prunes the branches on the closure's constants
-    and caches each variant under its own key)."""
+    and caches each variant under its own name, e.g. ``smo_chunk_dense``)."""
 
-    @njit(cache=True, nogil=True)
     def chunk(oracle, dots, table, cache, mu, rows, signs, base, upper, beta, ghat, dmu, state, active,
               points, delta, touched, count, max_pairs, eps, blocks, tau):
 
@@ -224,7 +223,9 @@ def _compiled_chunk(kind: int, parallel: int):
             pairs += 1
         return pairs, gap
 
-    return locked_cache(chunk)
+    chunk.__name__ = chunk.__qualname__ = f"smo_chunk_{('dense', 'factors', 'lazy')[kind]}" + (
+        "_threads" if parallel else "")
+    return locked_cache(njit(cache=True, nogil=True)(chunk))
 
 
 _CHUNKS = {(kind, parallel): _compiled_chunk(kind, parallel) for kind in (DENSE, FACTORS, LAZY)
