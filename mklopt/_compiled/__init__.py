@@ -20,7 +20,8 @@ __all__ = ["ENTRY_POINTS"]
 #: :mod:`~mklopt._compiled.column_cache` and :mod:`~mklopt._compiled.rbf_table`.
 ENTRY_POINTS: dict[str, dict[str, str]] = {
     "smo": {
-        "chunk": "one variant per oracle kind x threads (smo_chunk picks it): oracle, dots cache, table, "
+        "chunk": "smo_chunk_{dense,factors,lazy}[_threads], one per oracle kind x threads (smo_chunk picks it): "
+                 "oracle, dots cache, table, "
                  "cache, mu (M,), rows int64 (V,), signs (V,), base (V,), upper (V,), beta (V,), ghat (n,), "
                  "dmu (n,), state int8 (V,), active int64, points int64, delta (n,), touched bool (n,), "
                  "count int64, max_pairs int, eps float, blocks int, tau float",
