@@ -39,8 +39,8 @@ from .fastexp import exp_nonpositive as _exp
 from .column_cache import cached_slot
 from .layout import frozen
 
-__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "products_column", "map_kernel", "kernel_entries",
-           "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
+__all__ = ["DENSE", "FACTORS", "LAZY", "LINEAR", "RBF", "POLY", "dot_column", "products_column", "map_kernel",
+           "kernel_entries", "oracle_of", "lazy_oracle", "kernel_diagonals", "product_length"]
 
 DENSE, FACTORS, LAZY = 0, 1, 2
 LINEAR, RBF, POLY = 0, 1, 2

@@ -25,6 +25,7 @@ from .one_vs_one import ovr_shaped, votes
 
 __all__ = ["MKLClassifier"]
 
+
 class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     """Multiple kernel learning classifier (ℓp-MKL or any weight set Θ).
 

@@ -30,11 +30,12 @@ def scheme(multiclass: str, classes: int) -> str:
     The SMO's cost grows faster than linearly in the points, so libsvm's one-vs-one (k(k-1)/2
     problems on about 2n/k points) beats one-vs-rest (k problems on n points) for plain SVMs.
     mklopt's problems carry a fixed cost each, though (the outer loop's weight steps and
-    certificates, about 10-20 ms a problem on 2 cores), and the interleaved core solves a
-    one-vs-rest class on n points in far less than the quadratic time: measured on 2 cores
-    (default kernels, one fit each), digits (10 classes, 1,257 points) one-vs-one 0.71 s
-    against one-vs-rest 0.29 s at C = 1 (0.71 s against 0.44 s at C = 100), letter (26
-    classes, 6,000 points) 5.85 s against 4.19 s. So ``"auto"`` is one-vs-rest until the
+    certificates: about 14 weight steps a problem whatever its size, ~0.6 ms of each outside
+    the SMO pairs), and the interleaved core solves a one-vs-rest class on n points in far less
+    than the quadratic time: measured on 2 cores (default kernels; ``mklopt bench
+    multiclass``), digits (10 classes, 1,257 points) one-vs-one 0.43 s against one-vs-rest
+    0.22 s at C = 1 (0.56 s against 0.38 s at C = 100), letter (26 classes, 6,000 points)
+    6.8 s against 6.9 s. So ``"auto"`` is one-vs-rest until the
     fixed cost of a problem comes down; ``"ovo"`` gives libsvm's scheme (and its votes) on
     request. ``"shared"`` (one weight vector for all classes) is another model, never chosen.
     """
