@@ -92,10 +92,25 @@ def test_pairs_spread_over_a_dask_cluster_through_joblib(wine):
     assert all(r.status == "converged" for r in spread.result_)
 
 
-def test_auto_is_one_vs_rest_in_this_release(wine):
+def test_auto_is_one_vs_rest_on_a_dense_stack(wine):
     X, y, _, _ = wine
     clf = mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0).fit(X, y)
     assert clf.multiclass_ == "ovr" and clf.weights_.shape == (3, 2)
     pairs = mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0, multiclass="ovo").fit(X, y)
     assert pairs.multiclass_ == "ovo" and pairs.weights_.shape == (3, 2) and len(pairs.result_) == 3
     assert np.mean(pairs.predict(X) == clf.predict(X)) >= 0.95
+
+
+def test_auto_is_one_vs_one_where_the_kernels_are_computed_on_the_fly(wine, monkeypatch):
+    from mklopt.estimators import _base
+
+    X, y, _, _ = wine
+    monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)  # every stack "too large": kernels on the fly
+    auto = mklopt.MKLClassifier(kernels=SPECS).fit(X, y)
+    assert auto.multiclass_ == "ovo" and auto.driver_ == "chunking" and len(auto.result_) == 3
+    assert all(r.status == "converged" for r in auto.result_)
+    asked = mklopt.MKLClassifier(kernels=SPECS, multiclass="ovo").fit(X, y)
+    np.testing.assert_array_equal(auto.weights_, asked.weights_)
+    # no kernels on the fly, whatever their size: an outer loop's dense stack, or low-rank factors
+    assert mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0).fit(X, y).multiclass_ == "ovr"
+    assert mklopt.MKLClassifier(kernels=SPECS, rank=20).fit(X, y).multiclass_ == "ovr"

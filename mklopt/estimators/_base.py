@@ -169,12 +169,16 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={n}.")
         theta = self.theta if self.normalization == "tail_sum" else None
         if self._precomputed():
+            self._kernels_known(on_the_fly=False)
             self.driver_ = self._resolve_driver(n, X.shape[0], lazy_possible=False)
             ks = self._precomputed_kernels(X, theta)
             self.kernel_names_ = list(ks.names)
             return ks
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X, getattr(self, "feature_names_in_", None))
         lazy_possible = self._lazy_possible(X)
+        self._kernels_known(on_the_fly=lazy_possible and getattr(self, "rank", None) is None
+                            and self.driver in (AUTO, "chunking")
+                            and 8.0 * len(self.kernel_specs_) * n * n > LAZY_STACK_BYTES)
         self.driver_ = self._resolve_driver(n, len(self.kernel_specs_), lazy_possible)
         rank = getattr(self, "rank", None)
         if rank is None and lazy_possible and self._on_the_fly(n):
@@ -219,6 +223,10 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
     def _core_problems(self) -> int:
         """Independent problems the core would solve side by side (one-vs-rest classes)."""
         return 1
+
+    def _kernels_known(self, on_the_fly: bool) -> None:
+        """Hook before the driver is chosen: whether the training kernels of all the points
+        will be computed on the fly (what a classifier's multiclass scheme depends on)."""
 
     def _on_the_fly(self, n: int) -> bool:
         """Kernels on the fly (where they can be): driver ``"chunking"`` and a dense stack of

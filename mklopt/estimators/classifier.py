@@ -103,9 +103,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
     max_iter : int, optional
         Iteration cap of an outer loop (default: :func:`mklopt.fit`'s).
     multiclass : {"auto", "ovo", "ovr", "shared"}, default="auto"
-        More than two classes (``multiclass_`` is the one used): ``"auto"`` is ``"ovr"`` in this
-        release (measured faster; the rule: :func:`~mklopt.estimators.multiclass.scheme`); ``"ovr"`` solves one binary MKL problem per
-        class, each with its own kernel weights; ``"ovo"`` one per pair of classes on
+        More than two classes (``multiclass_`` is the one used): ``"auto"`` is ``"ovo"`` where
+        the kernels of all the training points would be computed on the fly (a dense stack over
+        2 GB) and ``"ovr"`` otherwise, whichever was measured faster there (the rule and the
+        figures: :func:`~mklopt.estimators.multiclass.scheme`); ``"ovr"`` solves one binary MKL
+        problem per class, each with its own kernel weights; ``"ovo"`` one per pair of classes on
         the two classes' points (libsvm's scheme, :mod:`mklopt.estimators.one_vs_one`:
         k(k-1)/2 smaller problems, each with its own weights and certificate; predictions
         by votes); ``"shared"`` solves one
@@ -243,6 +245,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
         return self
+
+    def _kernels_known(self, on_the_fly: bool) -> None:
+        self.multiclass_ = scheme(self.multiclass, self.classes_.size, on_the_fly=on_the_fly)
 
     def _core_problems(self) -> int:
         k = int(self.classes_.size)

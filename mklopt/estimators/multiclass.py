@@ -24,24 +24,29 @@ __all__ = ["MULTICLASS", "scheme", "solve_classes"]
 MULTICLASS = ("auto", "ovo", "ovr", "shared")
 
 
-def scheme(multiclass: str, classes: int) -> str:
-    """``multiclass`` with ``"auto"`` resolved: one-vs-rest, in this release.
+def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
+    """``multiclass`` with ``"auto"`` resolved: one-vs-one where the one-vs-rest problems would
+    compute their kernels on the fly, else one-vs-rest.
 
-    The SMO's cost grows faster than linearly in the points, so libsvm's one-vs-one (k(k-1)/2
-    problems on about 2n/k points) beats one-vs-rest (k problems on n points) for plain SVMs.
+    libsvm's one-vs-one (k(k-1)/2 problems on about 2n/k points) beats one-vs-rest (k problems
+    on n points) for plain SVMs because the SMO's cost grows faster than linearly in the points.
     mklopt's problems carry a fixed cost each, though (the outer loop's weight steps and
-    certificates: about 14 weight steps a problem whatever its size, ~0.6 ms of each outside
-    the SMO pairs), and the interleaved core solves a one-vs-rest class on n points in far less
-    than the quadratic time: measured on 2 cores (default kernels; ``mklopt bench
-    multiclass``), digits (10 classes, 1,257 points) one-vs-one 0.43 s against one-vs-rest
-    0.22 s at C = 1 (0.56 s against 0.38 s at C = 100), letter (26 classes, 6,000 points)
-    6.8 s against 6.9 s. So ``"auto"`` is one-vs-rest until the
-    fixed cost of a problem comes down; ``"ovo"`` gives libsvm's scheme (and its votes) on
-    request. ``"shared"`` (one weight vector for all classes) is another model, never chosen.
+    certificates: about 14-20 weight steps a problem whatever its size, ~0.6 ms of each outside
+    the SMO pairs), and on a dense stack the interleaved core solves a one-vs-rest class on n
+    points in far less than quadratic time: there one-vs-rest is the faster. Where the dense
+    stack of all n points would exceed the estimators' memory threshold (2 GB) and the kernels
+    are computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
+    :math:`O(Md)` per point over all n points, k times over, while a pair's columns are short
+    and stay in the column cache: there one-vs-one is the faster. Measured on 2 cores (default
+    kernels, C = 1, one run each): digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s
+    against one-vs-rest 0.39 s; letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at
+    6,000 9.5 s against 7.9 s (dense), at 8,000 16.2 s against 45.3 s and at 12,000 40.4 s
+    against 78.2 s (on the fly). ``"shared"`` (one weight vector for all classes) is another
+    model, never chosen.
     """
     if multiclass != "auto":
         return multiclass
-    return "ovr"
+    return "ovo" if on_the_fly else "ovr"
 
 
 def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:

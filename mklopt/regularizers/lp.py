@@ -97,7 +97,11 @@ class LpBall(Regularizer):
         return max(self.norm(mu) - 1.0, float(np.max(-mu, initial=0.0)), 0.0)
 
     def into_set(self, mu, tol=1e-12):
-        mu = np.clip(np.asarray(mu, dtype=float), 0, None)
+        mu = np.maximum(np.asarray(mu, dtype=float), 0.0)
+        if self.p == 1.0:  # the plain sum, while it is finite (the interleaved loop calls this at every step)
+            total = float(mu.sum())
+            if math.isfinite(total):
+                return mu / max(1.0, total)
         return mu / max(1.0, self.norm(mu))
 
     def project(self, mu):
