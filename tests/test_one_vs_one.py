@@ -114,3 +114,33 @@ def test_auto_is_one_vs_one_where_the_kernels_are_computed_on_the_fly(wine, monk
     # no kernels on the fly, whatever their size: an outer loop's dense stack, or low-rank factors
     assert mklopt.MKLClassifier(kernels=SPECS, driver="wrapper", p=2.0).fit(X, y).multiclass_ == "ovr"
     assert mklopt.MKLClassifier(kernels=SPECS, rank=20).fit(X, y).multiclass_ == "ovr"
+
+
+def test_pairs_of_kernels_on_the_fly_are_solved_on_their_own_dense_stacks(wine):
+    """On the fly, a pair within the memory budget is solved on its dense stack (built once)
+    and reaches the answer of the same pair solved on the fly; over budget it stays on the fly."""
+    from mklopt.estimators.one_vs_one import solve_pairs
+    from mklopt.kernels import KernelSet
+    from mklopt.kernels.lazy import LazyKernelSet
+
+    X, y, _, _ = wine
+    lazy = KernelSet.from_data(X, SPECS, lazy=True, normalization="multiplicative")
+    seen = {}
+
+    def solve(kernels, y_pm, budget):
+        seen.setdefault(budget, []).append(type(kernels))
+        return mklopt.fit(kernels, y_pm, driver="chunking", p=2.0, tol=1e-8)
+
+    def run(tasks):
+        return [task() for task in tasks]
+
+    def pairs(budget):
+        return solve_pairs(lazy, y, np.unique(y), lambda k, t: solve(k, t, budget), run, dense_bytes=budget)
+
+    dense, on_the_fly = pairs(1e9), pairs(0.0)
+    assert seen[1e9] == [KernelSet] * 3 and seen[0.0] == [LazyKernelSet] * 3
+    for a, b in zip(dense, on_the_fly):
+        assert a.status == b.status == "converged" and a.rel_gap <= 1e-8
+        np.testing.assert_allclose(a.weights, b.weights, atol=1e-6)
+        np.testing.assert_allclose(a.dual_coef, b.dual_coef, atol=1e-5)
+        assert np.array_equal(a.info["points"], b.info["points"])

@@ -16,6 +16,7 @@ import numpy as np
 from ..drivers.chunking import CACHE_MB
 from ..drivers.core_threads import core_threads, on_threads
 from ..kernels._blas import numpy_blas_only, single_blas_thread
+from . import _base
 from .one_vs_one import solve_pairs
 
 __all__ = ["MULTICLASS", "scheme", "solve_classes"]
@@ -36,12 +37,13 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     points in far less than quadratic time: there one-vs-rest is the faster. Where the dense
     stack of all n points would exceed the estimators' memory threshold (2 GB) and the kernels
     are computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
-    :math:`O(Md)` per point over all n points, k times over, while a pair's columns are short
-    and stay in the column cache: there one-vs-one is the faster. Measured on 2 cores (default
-    kernels, C = 1, one run each): digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s
-    against one-vs-rest 0.39 s; letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at
-    6,000 9.5 s against 7.9 s (dense), at 8,000 16.2 s against 45.3 s and at 12,000 40.4 s
-    against 78.2 s (on the fly). ``"shared"`` (one weight vector for all classes) is another
+    :math:`O(Md)` per point over all n points, k times over, while each pair is solved on a
+    dense stack of its own points, built once (:func:`~.one_vs_one.solve_pairs`): there
+    one-vs-one is the faster. Measured on 2 cores (default kernels, C = 1, one run each):
+    digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s against one-vs-rest 0.39 s;
+    letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at 6,000 9.5 s against 7.9 s
+    (dense), at 8,000 11.2 s against 41.4 s and at 16,000 25.8 s against 129.6 s (on the
+    fly). ``"shared"`` (one weight vector for all classes) is another
     model, never chosen.
     """
     if multiclass != "auto":
@@ -51,7 +53,7 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
 
 def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
     """The results of ``estimator``'s one-vs-rest classes or one-vs-one pairs, in order."""
-    from joblib import Parallel, delayed  # threads: the kernel stack is shared
+    from joblib import Parallel, delayed, effective_n_jobs  # threads: the kernel stack is shared
 
     problems = estimator._core_problems() if estimator.n_jobs is None else estimator.classes_.size
     jobs, options, threads = estimator.n_jobs, {}, numba.get_num_threads()
@@ -70,6 +72,7 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
     # the core's steps want BLAS on one thread, the outer loops one threaded BLAS library;
     # set here, the problems' threads run under it (kernels._blas)
     with single_blas_thread() if estimator.driver_ == "chunking" else numpy_blas_only():
-        if estimator._one_vs_one():
-            return solve_pairs(kernel_set, y, estimator.classes_, solve, run)
+        if estimator._one_vs_one():  # on the fly, the pairs at once hold what one dense stack may
+            return solve_pairs(kernel_set, y, estimator.classes_, solve, run,
+                               dense_bytes=_base.LAZY_STACK_BYTES / effective_n_jobs(jobs))
         return run([(lambda c=c: solve(kernel_set, np.where(y == c, 1.0, -1.0))) for c in estimator.classes_])

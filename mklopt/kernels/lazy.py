@@ -35,11 +35,11 @@ import numpy as np
 from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
-from ._stack import check_names
+from ._stack import OwnedStack, check_names
 from .._compiled.column_cache import new_cache
 from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
 from .._compiled.gradient_updates import add_columns
-from .construct import _is_view, kernel_stack, spec_name
+from .construct import _is_view, kernel_stack, spec_name, trusted_spec
 from .feature_variance import feature_variances
 from .kernelset import VARIANTS, KernelSet
 from .._compiled.rbf_table import NO_KERNEL_TABLE
@@ -165,10 +165,15 @@ class LazyKernelSet(KernelSet):
         return [self.factor(m) for m in range(self.M)]
 
     def dense(self) -> KernelSet:
-        """The same kernels as a dense :class:`KernelSet` (M n² memory: small n only)."""
+        """The same kernels as a dense :class:`KernelSet` (M n² memory: small n only).
+
+        Kernel functions that are PSD by construction (:func:`~mklopt.kernels.construct.trusted_spec`,
+        as this set itself trusts them) skip the PSD screen, as :meth:`KernelSet.from_data` does;
+        the stack is still scanned (finite, symmetric, its sketch)."""
         stack = kernel_stack(self.X, self.specs)
         stack *= self.scales[:, None, None] * self.rowscale[:, :, None] * self.rowscale[:, None, :]
-        return KernelSet(stack, self.names, psd_tol=1e-6)
+        trusted = all(trusted_spec(spec, self.X) for spec in self.specs)
+        return KernelSet(OwnedStack(stack, trusted), self.names, psd_tol=1e-6)
 
     # ------------------------------------------------------------ quantities
     def diagonals(self) -> np.ndarray:
