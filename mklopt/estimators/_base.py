@@ -43,7 +43,7 @@ from ..results.result import MKLResult
 from .cost import choose_driver
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
-from .precomputed import PRECOMPUTED, check_normalization, training_stack
+from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
 from ._checked import checked_data
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
@@ -145,6 +145,8 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
                 return checked_data(self, X, dtype=np.float64), None
             return checked_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
         stack = training_stack(X)
+        # a KernelSet was validated when it was made: its stack is not screened again
+        self._validated_kernels = X if dense_kernel_set(X) else None
         check_normalization(self.normalization)
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
@@ -158,7 +160,8 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
 
     def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
         self.kernel_specs_, self.rank_ = None, None
-        ks = KernelSet(stack, names=[f"K{m}" for m in range(stack.shape[0])])
+        given = self.__dict__.pop("_validated_kernels", None)
+        ks = KernelSet(stack if given is None else given, names=[f"K{m}" for m in range(stack.shape[0])])
         return ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
 
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:

@@ -45,8 +45,9 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         means :math:`1/(d\\cdot\\operatorname{Var}(X))`. Default
         (``None``): :func:`default_kernels` (linear, quadratic, three RBF widths).
         ``"precomputed"``: ``X`` is the kernels themselves, shape
-        ``(n_samples, n_samples, M)`` to ``fit`` (or a list of M (n, n) arrays) and
-        ``(n_test, n_train, M)`` to ``predict``; cross-validation slices both sample
+        ``(n_samples, n_samples, M)`` to ``fit`` (or a list of M (n, n) arrays, or a
+        dense :class:`~mklopt.kernels.KernelSet`, taken as it is: validated when it was made)
+        and ``(n_test, n_train, M)`` to ``predict``; cross-validation slices both sample
         axes. The normalization must need no :math:`k(x, x)` of test points
         (not ``"spherical"``), and ``rank`` stays ``None``.
     normalization : {"multiplicative", "trace", "spherical", "tail_sum"} or None, default="multiplicative"

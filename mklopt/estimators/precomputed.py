@@ -17,7 +17,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 
-__all__ = ["PRECOMPUTED", "training_stack", "prediction_stack", "check_normalization"]
+__all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_stack", "check_normalization"]
 
 #: The value of ``kernels=`` that makes ``X`` the kernels themselves.
 PRECOMPUTED = "precomputed"
@@ -43,20 +43,25 @@ def _as_float_array(X: Any, what: str) -> np.ndarray:
     return array
 
 
+def dense_kernel_set(X: Any) -> bool:
+    """Whether ``X`` is a dense :class:`~mklopt.kernels.KernelSet` (validated when it was made)."""
+    return getattr(X, "factored", None) is False and not getattr(X, "lazy", False)
+
+
 def training_stack(X: Any) -> np.ndarray:
-    """The training kernels as mklopt's (M, n, n) stack (a copy; ``X`` is not changed).
+    """The training kernels as mklopt's (M, n, n) stack (``X`` is not changed).
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_samples, M), a list of M (n, n) arrays, or a dense
-        :class:`~mklopt.kernels.KernelSet` (its (M, n, n) stack)
+        :class:`~mklopt.kernels.KernelSet` (its own read-only (M, n, n) stack, not copied)
 
     Returns
     -------
     ndarray of shape (M, n, n)
     """
-    if getattr(X, "factored", None) is False and not getattr(X, "lazy", False):  # a dense KernelSet
-        return np.array(X.K, dtype=float)
+    if dense_kernel_set(X):
+        return X.K
     array = _as_float_array(X, "the training kernels")
     if array.shape[0] != array.shape[1]:
         raise InvalidInputError(
