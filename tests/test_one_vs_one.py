@@ -137,6 +137,10 @@ def test_pairs_of_kernels_on_the_fly_are_solved_on_their_own_dense_stacks(wine):
     def pairs(budget):
         return solve_pairs(lazy, y, np.unique(y), lambda k, t: solve(k, t, budget), run, dense_bytes=budget)
 
+    pair = lazy.points(np.flatnonzero(y != 0)).dense()  # checked while built: no second scan
+    scanned = KernelSet(np.array(pair.K))
+    assert pair.validated_by == "construction"
+    np.testing.assert_allclose(pair.sketch(), scanned.sketch(), rtol=1e-9, atol=1e-9 * np.abs(scanned.sketch()).max())
     dense, on_the_fly = pairs(1e9), pairs(0.0)
     assert seen[1e9] == [KernelSet] * 3 and seen[0.0] == [LazyKernelSet] * 3
     for a, b in zip(dense, on_the_fly):
