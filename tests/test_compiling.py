@@ -87,6 +87,10 @@ for K in (stack, frozen):
         mklopt.fit(mklopt.KernelSet(K), y, driver)
 mklopt.MKLClassifier(multiclass="ovo").fit(X, np.arange(80) % 3)
 mklopt.MKLClassifier(kernels="precomputed").fit(np.moveaxis(stack, 0, -1), y)
+mklopt.MKLClassifier(kernels="precomputed").fit(mklopt.KernelSet(stack), y)
+from mklopt.estimators import _base
+_base.LAZY_STACK_BYTES = 8 * 5 * 80 * 80 - 1  # the 5 default kernels on the fly, the pairs' stacks dense
+assert mklopt.MKLClassifier(n_jobs=1).fit(X, np.arange(80) % 3).multiclass_ == "ovo"
 counts = {}
 for module_name, functions in ENTRY_POINTS.items():
     module = importlib.import_module("mklopt._compiled." + module_name)
@@ -99,7 +103,8 @@ print(json.dumps(counts))
 
 def test_each_compiled_entry_point_has_one_signature():
     """Issue 57: after ``mklopt compile`` and fits from a user's writable stack, a read-only
-    one, the estimators and one-vs-one, every entry point listed by ``mklopt._compiled`` was
+    one, the estimators, one-vs-one, a precomputed KernelSet and one-vs-one on kernels on the
+    fly (the pairs on their dense stacks), every entry point listed by ``mklopt._compiled`` was
     compiled for one signature at most (inputs made read-only and C-contiguous at the
     boundary), the SMO chunk once per variant. In a fresh process: what other tests
     compiled in this one does not count."""
