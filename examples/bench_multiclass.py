@@ -123,12 +123,10 @@ def letter(n: int) -> dict:
     order = np.random.default_rng(0).permutation(y.size)
     train, test = order[:min(n, y.size - 4000)], order[-4000:]
     models = {**_models(1.0), "MKL auto": lambda: make_pipeline(StandardScaler(), mklopt.MKLClassifier())}
-    rows, picked = {}, ""
-    for label, make in models.items():
-        model = make()
+    rows, fitted = {}, {label: make() for label, make in models.items()}
+    for label, model in fitted.items():
         rows[label] = (_timed(model, X[train], y[train]), float(np.mean(model.predict(X[test]) == y[test])))
-        picked = model[-1].multiclass_ if label == "MKL auto" else picked
-    print(f"letter: multiclass='auto' picks {picked!r} at {train.size} points")
+    print(f"letter: multiclass='auto' picks {fitted['MKL auto'][-1].multiclass_!r} at {train.size} points")
     return rows
 
 

@@ -33,6 +33,7 @@ from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet
+from ..kernels._memory import stack_bytes
 from ..kernels._threads import granted_threads
 from ..kernels.approximate import APPROXIMATIONS
 from ..kernels.lazy import lazy_supported
@@ -94,6 +95,11 @@ def driver_names(loss: str = "hinge") -> list[str]:
     two_stage = [name for name, method in WEIGHT_METHODS.items()
                  if loss in _ALIGN_LOSSES and method.targets in ("any", labels)]
     return [EXACT, *sorted(usable), *two_stage]
+
+
+def _stack_over(M: int, n: int) -> bool:
+    """Would the dense stack of M kernels on n points exceed :data:`LAZY_STACK_BYTES`?"""
+    return stack_bytes(M, n) > LAZY_STACK_BYTES
 
 
 class MKLEstimatorBase(StoredModel, BaseEstimator):
@@ -180,8 +186,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         self.kernel_specs_ = resolve_kernel_specs(self.kernels, X, getattr(self, "feature_names_in_", None))
         lazy_possible = self._lazy_possible(X)
         self._kernels_known(on_the_fly=lazy_possible and getattr(self, "rank", None) is None
-                            and self.driver in (AUTO, "chunking")
-                            and 8.0 * len(self.kernel_specs_) * n * n > LAZY_STACK_BYTES)
+                            and self.driver in (AUTO, "chunking") and _stack_over(len(self.kernel_specs_), n))
         self.driver_ = self._resolve_driver(n, len(self.kernel_specs_), lazy_possible)
         rank = getattr(self, "rank", None)
         if rank is None and lazy_possible and self._on_the_fly(n):
@@ -220,7 +225,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         self.driver_choice_ = choose_driver(
             n, M, polyhedral=polyhedral, C=float(getattr(self, "C", 1.0)), loss=loss, problems=problems,
             threads=machine_threads(), core_threads=core_threads(problems),
-            stack_bytes_over=lazy_possible and 8.0 * M * n * n > LAZY_STACK_BYTES)
+            stack_bytes_over=lazy_possible and _stack_over(M, n))
         return self.driver_choice_.driver
 
     def _core_problems(self) -> int:
@@ -234,7 +239,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
     def _on_the_fly(self, n: int) -> bool:
         """Kernels on the fly (where they can be): driver ``"chunking"`` and a dense stack of
         ``n`` points above ``LAZY_STACK_BYTES``."""
-        return self.driver_ == "chunking" and 8.0 * len(self.kernel_specs_) * n * n > LAZY_STACK_BYTES
+        return self.driver_ == "chunking" and _stack_over(len(self.kernel_specs_), n)
 
     def _lazy_possible(self, X: np.ndarray) -> bool:
         """Whether the resolved kernel specs and the normalization can be computed on the fly."""

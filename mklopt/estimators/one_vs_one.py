@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..kernels._memory import stack_bytes
 from ..results.result import MKLResult
 
 __all__ = ["class_pairs", "solve_pairs", "votes", "ovr_shaped"]
@@ -53,7 +54,7 @@ def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
 
     def pair_kernels(index: np.ndarray):
         kernels = kernel_set.points(index)
-        if getattr(kernels, "lazy", False) and 8.0 * kernels.M * kernels.n ** 2 <= dense_bytes:
+        if getattr(kernels, "lazy", False) and stack_bytes(kernels.M, kernels.n) <= dense_bytes:
             return kernels.dense()
         return kernels
 

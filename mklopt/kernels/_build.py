@@ -50,8 +50,9 @@ class BuiltKernels:
 
 
 def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str | None,
-                  sym_tol: float) -> BuiltKernels:
-    """The training kernels of ``specs`` on ``X``, visited, symmetrized and divided on their threads."""
+                  sym_tol: float, scales: np.ndarray | None = None) -> BuiltKernels:
+    """The training kernels of ``specs`` on ``X``, visited, symmetrized and divided on their threads
+    (``scales``: each kernel multiplied by its given scale instead, ``normalization`` None)."""
     W = sketch_vectors(np.asarray(X).shape[0])
     exact = feature_variances(X, specs) if normalization == "multiplicative" else np.full(len(specs), np.nan)
 
@@ -61,6 +62,8 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
             symmetrize_matrix(K)
             # W'KW is linear in K: symmetrizing K symmetrizes its sketch
             seen.sketch, seen.asymmetry = 0.5 * (seen.sketch + seen.sketch.T), 0.0
+        if scales is not None:
+            K *= scales[m]
         if normalization is None:
             return seen, 1.0
         divisor = float(exact[m]) if np.isfinite(exact[m]) else float(scalar_divisors(K[None], normalization)[0])
@@ -73,11 +76,14 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
 
 
 def built_kernel_set(cls: type, X: np.ndarray, specs: Sequence[KernelSpec], names: Sequence[str],
-                     normalization: str | None):
+                     normalization: str | None, scales: np.ndarray | None = None):
     """``cls.from_data`` for trusted specs: each kernel checked and normalized on its thread, the
-    same set as validating and normalizing after."""
-    built = build_kernels(X, specs, normalization, SYM_TOL)
+    same set as validating and normalizing after. ``scales``: each kernel multiplied by its
+    scale instead (the points of a set normalized over more points: its ``scales`` stay 1)."""
+    built = build_kernels(X, specs, normalization, SYM_TOL, scales)
     kernels = cls(OwnedStack(built.stack, True, built.visits), names)
+    if scales is not None:  # the visits saw each kernel before its scale: W'KW is linear in K
+        kernels._sketch = kernels._sketch * np.asarray(scales)[:, None, None]
     if normalization is not None:
         check_divisors(built.divisors, kernels.names, normalization)
         kernels.scales = kernels.scales / built.divisors

@@ -6,7 +6,7 @@ import os
 
 from ..exceptions import KernelError
 
-__all__ = ["available_bytes", "check_stack_fits"]
+__all__ = ["available_bytes", "check_stack_fits", "stack_bytes"]
 
 
 def available_bytes() -> int | None:
@@ -24,6 +24,11 @@ def available_bytes() -> int | None:
         return None
 
 
+def stack_bytes(M: int, n_rows: int, n_cols: int | None = None) -> float:
+    """Bytes of an (M, n_rows, n_cols) float64 stack (``n_cols`` defaults to ``n_rows``)."""
+    return 8.0 * M * n_rows * (n_rows if n_cols is None else n_cols)
+
+
 def _size(nbytes: float) -> str:
     return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.2f} MiB"
 
@@ -31,7 +36,7 @@ def _size(nbytes: float) -> str:
 def check_stack_fits(M: int, n_rows: int, n_cols: int) -> None:
     """Raise :class:`~mklopt.exceptions.KernelError` when an (M, n_rows, n_cols) float64 stack
     cannot fit in the memory available now, naming the representations that need none."""
-    needed = 8.0 * M * n_rows * n_cols
+    needed = stack_bytes(M, n_rows, n_cols)
     free = available_bytes()
     if free is not None and needed > free:
         raise KernelError(

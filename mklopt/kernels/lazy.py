@@ -35,8 +35,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
-from ._build import build_kernels
-from ._scan import SYM_TOL
+from ._build import built_kernel_set
 from ._stack import OwnedStack, check_names
 from .._compiled.column_cache import new_cache
 from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
@@ -175,11 +174,7 @@ class LazyKernelSet(KernelSet):
         does; others are scanned and screened after."""
         trusted = all(trusted_spec(spec, self.X) for spec in self.specs)
         if trusted and np.all(self.rowscale == 1.0):
-            built = build_kernels(self.X, self.specs, None, SYM_TOL)
-            built.stack *= self.scales[:, None, None]
-            dense = KernelSet(OwnedStack(built.stack, True, built.visits), self.names)
-            dense._sketch = dense._sketch * self.scales[:, None, None]  # W'KW is linear in K
-            return dense
+            return built_kernel_set(KernelSet, self.X, self.specs, self.names, None, scales=self.scales)
         stack = kernel_stack(self.X, self.specs)
         stack *= self.scales[:, None, None] * self.rowscale[:, :, None] * self.rowscale[:, None, :]
         return KernelSet(OwnedStack(stack, trusted), self.names, psd_tol=1e-6)

@@ -16,6 +16,10 @@ __all__ = ["LpBall", "L1", "stable_norm"]
 def stable_norm(x: np.ndarray, q: float) -> float:
     """:math:`\\|x\\|_q` without overflow for large ``q`` (scaled by :math:`\\max|x_i|`)."""
     x = np.abs(np.asarray(x, dtype=float))
+    if q == 1.0:  # the plain sum while it is finite (the interleaved loop's every weight step)
+        total = float(x.sum())
+        if math.isfinite(total):
+            return total
     top = float(np.max(x, initial=0.0))
     if top == 0.0 or not math.isfinite(top):
         return top
@@ -97,11 +101,7 @@ class LpBall(Regularizer):
         return max(self.norm(mu) - 1.0, float(np.max(-mu, initial=0.0)), 0.0)
 
     def into_set(self, mu, tol=1e-12):
-        mu = np.maximum(np.asarray(mu, dtype=float), 0.0)
-        if self.p == 1.0:  # the plain sum, while it is finite (the interleaved loop calls this at every step)
-            total = float(mu.sum())
-            if math.isfinite(total):
-                return mu / max(1.0, total)
+        mu = np.clip(np.asarray(mu, dtype=float), 0, None)
         return mu / max(1.0, self.norm(mu))
 
     def project(self, mu):
