@@ -83,6 +83,7 @@ def test_the_wheel_holds_every_subpackage_and_data_file(installed):
     on_disk = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "mklopt").rglob("__init__.py")}
     shipped = {n.rsplit("/", 1)[0] for n in names if n.endswith("/__init__.py")}
     assert on_disk <= shipped, sorted(on_disk - shipped)
+    assert "mklopt/_compiled/_build_hook.py" not in names  # the build's, not the package's
     for data in ("mklopt/py.typed", "mklopt/_catalogue/reference_instances.json",
                  "mklopt/datasets/data/letter.csv.gz", "mklopt/_docs/pages/index.md",
                  "mklopt/_docs/pages/_static/mklopt.css"):
@@ -102,6 +103,26 @@ def test_every_module_imports_outside_the_checkout(installed, tmp_path):
     assert int(out[0]) >= 100 and out[1] == version("mklopt")
     text = _run([str(python), "-m", "mklopt", "--version"], cwd=tmp_path, env=_env(bin_folder)).stdout
     assert text.strip() == f"mklopt {version('mklopt')}"
+
+
+def test_the_installed_wheel_loads_the_machine_code_its_build_compiled(installed, tmp_path):
+    """Issue 57: the wheel's build compiled the default fit's functions into the wheel; installed
+    elsewhere (other paths, other file times) they load on this machine, and a default fit
+    with an empty numba cache compiles nothing."""
+    python, bin_folder, dist = installed
+    wheel = next(dist.glob("mklopt-*.whl"))
+    assert "-py3-none-any" not in wheel.name  # machine code inside: tagged for its platform
+    code = ("from mklopt._compiled.ahead import AHEAD, built_ahead\n"
+            "from mklopt.compiling import watching\n"
+            "from sklearn.datasets import load_digits\n"
+            "import mklopt\n"
+            "X, y = load_digits(return_X_y=True)\n"
+            "with watching() as records:\n"
+            "    mklopt.MKLClassifier().fit(X[:500], y[:500] == 1)\n"
+            "print(len(built_ahead()), len(AHEAD), len(records))")
+    out = _run([str(python), "-c", code], cwd=tmp_path, env=_env(bin_folder, tmp_path / "empty-cache")).stdout
+    found, listed, compiled = map(int, out.split())
+    assert found == listed >= 3 and compiled == 0
 
 
 def test_compiled_code_caches_outside_the_installed_package(installed, numba_cache, tmp_path):

@@ -7,7 +7,8 @@ oracle read-only, :func:`~mklopt._compiled.columns.oracle_of`), and ``mklopt com
 (:func:`mklopt.compiling.compile`) compiles them all ahead. :data:`ENTRY_POINTS` lists
 the functions called from Python, by module, with their arguments; the helpers they call
 are compiled into them. The on-disk cache is numba's, under an inter-process lock and
-stamped with every compiled source (:mod:`~mklopt._compiled.cache`).
+stamped with every compiled source (:mod:`~mklopt._compiled.cache`); the entry points a
+default fit calls are compiled when the package is installed (:mod:`~mklopt._compiled.ahead`).
 """
 
 from __future__ import annotations

@@ -117,6 +117,8 @@ class CompileReport:
     """What :func:`compile` did: per warm-up, its seconds and the functions it compiled."""
 
     steps: list[tuple[str, float, list[tuple[str, float]]]] = field(default_factory=list)
+    #: The default fit's functions whose machine code came with the package (loaded, not compiled).
+    built_with_package: list[str] = field(default_factory=list)
 
     @property
     def seconds(self) -> float:
@@ -127,7 +129,9 @@ class CompileReport:
         return [record for _, _, records in self.steps for record in records]
 
     def lines(self) -> list[str]:
-        out = []
+        out = [f"built with the package (the default fit's): {len(self.built_with_package)} functions"
+               + (f" ({', '.join(self.built_with_package)})" if self.built_with_package else
+                  " (none for this machine: reinstalling builds them)")]
         for what, seconds, records in self.steps:
             out.append(f"{what}: {seconds:.1f} s, {len(records)} compiled")
             for name, spent in sorted(records, key=lambda r: -r[1]):
@@ -145,7 +149,9 @@ def compile(progress: Callable[[str], None] | None = None) -> CompileReport:  # 
     progress : callable, optional
         Called with one line before each warm-up (``mklopt compile`` prints them).
     """
-    report = CompileReport()
+    from .._compiled.ahead import built_ahead
+
+    report = CompileReport(built_with_package=built_ahead())
     WATCH.announced = True  # compiling is what was asked for: no notice about it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

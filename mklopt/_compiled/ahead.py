@@ -1,0 +1,172 @@
+"""The machine code a default fit needs, built when mklopt is installed.
+
+Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
+``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
+included — calls at most six compiled functions, each with one signature: from a few
+hundred points the SMO chunk on a dense stack (:mod:`~mklopt._compiled.smo`) and the
+per-kernel gradient update (:mod:`~mklopt._compiled.gradient_updates`), below them the
+SMO of a combined kernel (:mod:`~mklopt._compiled.smo_qp`), the combined kernel
+(:mod:`~mklopt._compiled.products`) and the PSD screen of small kernels
+(:mod:`~mklopt._compiled.small_kernels`), and always the exact symmetrization of the
+squared distances (:mod:`~mklopt._compiled.symmetric`). Compiled on first use they
+cost a fresh environment's first fit about three seconds. Installing the package
+(its build hook) runs :func:`build`, which compiles them with numba for the installing
+machine and writes numba's cache entries into the package (``_ahead``, read through
+:mod:`~mklopt._compiled.cache`), so the first fit loads machine code like the
+hundredth. Other fits (kernels on the fly, factors, the threads' variants of large
+problems) compile on first use, announced in the log, or ahead with ``mklopt compile``.
+
+:data:`AHEAD` names the functions and builds their argument types from the constructors
+the fits use (:func:`~mklopt._compiled.columns.oracle_of`,
+:func:`~mklopt._compiled.column_cache.new_cache`, ...), so the signatures cannot drift
+from the calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from .cache import AHEAD_FOLDER, save_ahead
+from .layout import frozen
+
+__all__ = ["AHEAD", "ahead_signature", "build", "built_ahead"]
+
+
+def _dense_chunk_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.smo.smo_chunk` on a dense stack, as the
+    chunking driver passes them (a one-kernel, two-point problem)."""
+    from .column_cache import new_cache
+    from .columns import oracle_of
+    from .rbf_table import NO_TABLE
+
+    n = 2
+    vector, index = np.zeros(n), np.zeros(n, dtype=np.int64)
+    oracle = oracle_of(SimpleNamespace(K=np.zeros((1, n, n))))
+    return (oracle, new_cache(n, 0), NO_TABLE, new_cache(n, 2), np.ones(1), index, vector, vector, vector,
+            vector, vector, vector, np.zeros(n, dtype=np.int8), index, index, vector, np.zeros(n, dtype=np.bool_),
+            np.zeros(n + 1, dtype=np.int64), 1, 1e-3, 1, 1e-12)
+
+
+def _gradient_update_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.gradient_updates._add_dense`: the oracle's
+    read-only stack, the changed points, their changes, the gradients."""
+    from .columns import oracle_of
+
+    stack = oracle_of(SimpleNamespace(K=np.zeros((1, 2, 2))))[1]
+    return stack, np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros((1, 2))
+
+
+def _small_smo_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.smo_qp.smo_qp` as the SMO inner solver passes
+    them: the combined kernel and the problem read-only, β and ĝ written, ``tau`` left out."""
+    from numba import types
+
+    vector = frozen(np.zeros(2))
+    return (frozen(np.zeros((2, 2))), frozen(np.zeros(2), np.int64), vector, vector, vector, np.zeros(2),
+            np.zeros(2), 1e-3, 1, types.Omitted(1e-12))
+
+
+def _weighted_sum_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.products._weighted_sum`: the flat stack, the
+    used kernels and their weights read-only, the output written."""
+    return frozen(np.zeros((1, 4))), frozen(np.zeros(1), np.int64), frozen(np.ones(1)), np.zeros(4)
+
+
+def _screen_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.small_kernels.scan_chunk`: a chunk of the
+    read-only stack, the read-only sketch directions, the per-kernel outputs."""
+    return (frozen(np.zeros((1, 2, 2))), frozen(np.zeros((2, 3))), np.zeros(1), np.zeros(1),
+            np.zeros(1, dtype=np.bool_), np.zeros(1), np.zeros((1, 3, 3)))
+
+
+def _dense_chunk():
+    from .columns import DENSE
+    from .smo import _CHUNKS
+
+    return _CHUNKS[DENSE, 0]
+
+
+def _gradient_update():
+    from .gradient_updates import _add_dense
+
+    return _add_dense
+
+
+def _symmetrize():
+    from .symmetric import symmetrize_tiles
+
+    return symmetrize_tiles
+
+
+def _small_smo():
+    from .smo_qp import smo_qp
+
+    return smo_qp
+
+
+def _weighted_sum():
+    from .products import _weighted_sum
+
+    return _weighted_sum
+
+
+def _screen():
+    from .small_kernels import scan_chunk
+
+    return scan_chunk
+
+
+#: ``(name, dispatcher, sample arguments)`` of the functions built with the package.
+AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
+    ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
+    ("_add_dense", _gradient_update, _gradient_update_arguments),
+    ("symmetrize_tiles", _symmetrize, lambda: (np.zeros((2, 2)),)),
+    ("smo_qp", _small_smo, _small_smo_arguments),
+    ("_weighted_sum", _weighted_sum, _weighted_sum_arguments),
+    ("scan_chunk", _screen, _screen_arguments),
+]
+
+
+def ahead_signature(arguments: Callable[[], tuple]) -> tuple:
+    """numba's argument types of a sample call (an argument left out is given as its numba
+    type): the key a call with these types looks up."""
+    from numba import typeof, types
+
+    return tuple(argument if isinstance(argument, types.Type) else typeof(argument)
+                 for argument in arguments())
+
+
+def build(folder: Path = AHEAD_FOLDER) -> list[tuple[str, float]]:
+    """Compile every function of :data:`AHEAD` at its signature and write it into
+    ``folder``; ``[(name, seconds)]``.
+
+    Run by the package's build hook in a child process whose numba cache is an empty
+    throwaway folder and which ignores any code built before (``MKLOPT_NO_AHEAD=1``): a
+    function loaded from a cache has no machine code to write again. A checkout rebuilds
+    the folder with ``pip install -e .``.
+    """
+    done = []
+    for name, dispatcher_of, arguments in AHEAD:
+        start = time.perf_counter()
+        dispatcher = dispatcher_of()
+        dispatcher.compile(ahead_signature(arguments))
+        save_ahead(dispatcher, Path(folder))
+        done.append((name, time.perf_counter() - start))
+    return done
+
+
+def built_ahead() -> list[str]:
+    """The functions of :data:`AHEAD` whose code built with the package this process can
+    load (this numba, this machine, these sources)."""
+    found = []
+    for name, dispatcher_of, arguments in AHEAD:
+        dispatcher = dispatcher_of()
+        key = dispatcher._cache._index_key(ahead_signature(arguments), dispatcher.targetctx.codegen())
+        if AHEAD_FOLDER.is_dir() and dispatcher._cache.ahead_file().load(key) is not None:
+            found.append(name)
+    return found

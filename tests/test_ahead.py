@@ -1,0 +1,108 @@
+"""Issue 57: the default fit's machine code is built when mklopt is installed.
+
+The package's build hook compiles the functions of ``mklopt._compiled.ahead.AHEAD`` into
+``mklopt/_compiled/_ahead`` (this checkout's editable install did, as README's install
+does); a first fit in a fresh environment loads them instead of compiling. These tests
+check that the signatures are those the fits call, that a fresh process with an empty
+numba cache compiles nothing for a default fit and gives the answer of the code compiled
+on the spot, and that stale code is never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mklopt._compiled import cache as cache_module
+from mklopt._compiled.ahead import AHEAD, ahead_signature, built_ahead
+from mklopt._compiled.cache import AHEAD_FOLDER
+
+FIT = """
+import json, numpy as np
+from sklearn.datasets import load_digits
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from mklopt import MKLClassifier, MKLRegressor
+from mklopt.compiling import watching
+X, y = load_digits(return_X_y=True)
+X, y = X[:600], y[:600]
+with watching() as records:
+    model = make_pipeline(StandardScaler(), MKLClassifier()).fit(X, y)
+    decision = model.decision_function(X[:50])
+    binary = make_pipeline(StandardScaler(), MKLClassifier(C=10)).fit(X[:150], y[:150] == 3)
+    regressor = make_pipeline(StandardScaler(), MKLRegressor()).fit(X, X[:, 20])
+print(json.dumps({"compiled": sorted({name for name, _ in records}),
+                  "weights": model[-1].weights_.tolist(), "decision": decision.tolist(),
+                  "binary": binary[-1].result_.weights.tolist(), "gap": binary[-1].result_.rel_gap,
+                  "regressor": regressor[-1].result_.weights.tolist()}))
+"""
+
+
+def _fresh_fit(tmp_path, **env) -> dict:
+    """The fits of ``FIT`` in a new process whose numba cache is an empty folder."""
+    folder = tmp_path / f"cache-{len(list(tmp_path.iterdir()))}"
+    done = subprocess.run([sys.executable, "-c", FIT], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(folder), **env})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name, dispatcher_of, arguments", AHEAD, ids=[entry[0] for entry in AHEAD])
+def test_the_signatures_built_ahead_are_those_the_default_fits_call(name, dispatcher_of, arguments):
+    """A default fit (here, in this process) calls each function with the types built ahead."""
+    from sklearn.datasets import load_digits
+
+    from mklopt import MKLClassifier
+
+    X, y = load_digits(return_X_y=True)
+    for n in (100, 600):  # below and above the SMO chunk's threshold
+        MKLClassifier().fit(X[:n], y[:n] == 1)
+    assert ahead_signature(arguments) in dispatcher_of().signatures, name
+
+
+def test_install_built_the_default_fits_machine_code():
+    """README's install (an editable one here) ran the build hook: every function's code is
+    there, and loads on this machine with this numba."""
+    assert AHEAD_FOLDER.is_dir(), "no machine code built at install: run pip install -e . again"
+    assert built_ahead() == [name for name, _, _ in AHEAD]
+
+
+def test_a_first_fit_in_a_fresh_environment_compiles_nothing_and_answers_alike(tmp_path):
+    """Issue 57.1: with an empty numba cache, the default classifier (one-vs-rest, 600 points),
+    a binary one (150 points: the small problems' path) and the regressor compile nothing; without the package's code
+    (``MKLOPT_NO_AHEAD=1``) the same fits compile the three functions on the spot, and
+    the answers are identical."""
+    ahead = _fresh_fit(tmp_path)
+    compiled = _fresh_fit(tmp_path, MKLOPT_NO_AHEAD="1")
+    assert ahead["compiled"] == []
+    assert len(compiled["compiled"]) == len(AHEAD)
+    for key in ("weights", "decision", "binary", "regressor"):
+        assert np.array_equal(ahead[key], compiled[key]), key
+    assert ahead["gap"] <= 1e-4
+
+
+def test_stale_machine_code_is_never_loaded(tmp_path, monkeypatch):
+    """Code built from other sources (a digest that differs) or for other argument types
+    is not found; the code of these sources and types is."""
+    import numba
+
+    name, dispatcher_of, arguments = AHEAD[2]  # the smallest: symmetrize_tiles
+    build_folder = tmp_path / "ahead"
+    code = f"from mklopt._compiled.ahead import build; print([name for name, _ in build({str(build_folder)!r})])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "MKLOPT_NO_AHEAD": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == str([entry[0] for entry in AHEAD])
+    dispatcher = dispatcher_of()
+    codegen = dispatcher.targetctx.codegen()
+    key = dispatcher._cache._index_key(ahead_signature(arguments), codegen)
+    assert dispatcher._cache.ahead_file(build_folder).load(key) is not None
+    other_types = dispatcher._cache._index_key((numba.types.float32[:, ::1],), codegen)
+    assert dispatcher._cache.ahead_file(build_folder).load(other_types) is None
+    monkeypatch.setattr(cache_module, "compiled_sources_digest", lambda: "another source")
+    assert dispatcher._cache.ahead_file(build_folder).load(key) is None, name
