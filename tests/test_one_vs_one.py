@@ -148,3 +148,42 @@ def test_pairs_of_kernels_on_the_fly_are_solved_on_their_own_dense_stacks(wine):
         np.testing.assert_allclose(a.weights, b.weights, atol=1e-6)
         np.testing.assert_allclose(a.dual_coef, b.dual_coef, atol=1e-5)
         assert np.array_equal(a.info["points"], b.info["points"])
+
+
+def test_pairs_on_the_fly_run_in_worker_processes_and_answer_as_on_threads(wine, monkeypatch):
+    """One-vs-one on kernels on the fly runs its pairs in worker processes (their Python
+    steps would take turns under the GIL on threads): the pairs reach the answer of the same
+    pairs on threads, each certified, with the same predictions."""
+    from mklopt.estimators import _base, multiclass
+
+    X, y, X_test, _ = wine
+    monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)  # kernels on the fly: auto is one-vs-one
+    monkeypatch.setattr(multiclass, "core_threads", lambda problems: 2)  # two workers whatever the cores
+    workers, run_in_processes = [], multiclass.in_processes
+    monkeypatch.setattr(multiclass, "in_processes",
+                        lambda tasks, jobs: workers.append(jobs) or run_in_processes(tasks, jobs))
+    processes = mklopt.MKLClassifier(kernels=SPECS, p=2.0, tol=1e-8).fit(X, y)
+    assert workers == [2] and processes.multiclass_ == "ovo"
+    monkeypatch.setattr(multiclass, "in_processes", lambda tasks, jobs: [task() for task in tasks])
+    threads = mklopt.MKLClassifier(kernels=SPECS, p=2.0, tol=1e-8).fit(X, y)
+    for a, b in zip(processes.result_, threads.result_):
+        assert a.status == b.status == "converged" and a.rel_gap <= 1e-8
+        np.testing.assert_allclose(a.weights, b.weights, atol=1e-6)
+        assert a.info["pair"] == b.info["pair"]
+    np.testing.assert_array_equal(processes.predict(X_test), threads.predict(X_test))
+
+
+def test_a_worker_process_warning_reaches_the_caller():
+    """A pair that stops short in a worker warns in the caller (a process's warnings stay there)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mklopt.estimators.multiclass import in_processes
+
+    def warns() -> int:
+        import warnings
+
+        warnings.warn("pair (0, 1) stopped on max_iter", ConvergenceWarning)
+        return 7
+
+    with pytest.warns(ConvergenceWarning, match="stopped on max_iter"):
+        assert in_processes([warns, warns], 2) == [7, 7]

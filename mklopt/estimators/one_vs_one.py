@@ -18,6 +18,7 @@ multiclass support vector machines", IEEE Trans. Neural Networks 13(2), 2002).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -52,23 +53,33 @@ def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
     """
     n = kernel_set.n
 
-    def pair_kernels(index: np.ndarray):
-        kernels = kernel_set.points(index)
-        if getattr(kernels, "lazy", False) and stack_bytes(kernels.M, kernels.n) <= dense_bytes:
-            return kernels.dense()
-        return kernels
-
     def task(a: int, b: int) -> Callable[[], MKLResult]:
-        def pair() -> MKLResult:
-            index = np.flatnonzero((y == classes[a]) | (y == classes[b]))
-            result = solve(pair_kernels(index), np.where(y[index] == classes[a], 1.0, -1.0))
-            spread = np.zeros(n)
-            spread[index] = np.asarray(result.dual_coef, dtype=float)
-            info = {**result.info, "points": index, "pair": (classes[a], classes[b])}
-            return dataclasses.replace(result, dual_coef=spread, info=info)
-        return pair
+        index = np.flatnonzero((y == classes[a]) | (y == classes[b]))
+        y_pm = np.where(y[index] == classes[a], 1.0, -1.0)
+        if getattr(kernel_set, "lazy", False):  # the pair's features, small: a process ships them alone
+            return functools.partial(_solve_pair, solve, kernel_set.points(index), None, y_pm, dense_bytes)
+        return functools.partial(_solve_pair, solve, kernel_set, index, y_pm, dense_bytes)  # its copy, later
 
-    return run([task(a, b) for a, b in class_pairs(classes.size)])
+    results = run([task(a, b) for a, b in class_pairs(classes.size)])
+    out = []
+    for (a, b), result in zip(class_pairs(classes.size), results):
+        index = np.flatnonzero((y == classes[a]) | (y == classes[b]))
+        spread = np.zeros(n)
+        spread[index] = np.asarray(result.dual_coef, dtype=float)
+        info = {**result.info, "points": index, "pair": (classes[a], classes[b])}
+        out.append(dataclasses.replace(result, dual_coef=spread, info=info))
+    return out
+
+
+def _solve_pair(solve: Callable[[object, np.ndarray], MKLResult], kernels, index: np.ndarray | None,
+                y_pm: np.ndarray, dense_bytes: float) -> MKLResult:
+    """One pair's problem on ``kernels`` (at the points ``index``, when given), kernels on the
+    fly first made a dense stack when it takes at most ``dense_bytes``."""
+    if index is not None:
+        kernels = kernels.points(index)
+    if getattr(kernels, "lazy", False) and stack_bytes(kernels.M, kernels.n) <= dense_bytes:
+        kernels = kernels.dense()
+    return solve(kernels, y_pm)
 
 
 def votes(scores: np.ndarray, k: int) -> np.ndarray:
