@@ -24,10 +24,12 @@ from the calls.
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +86,11 @@ def _screen_arguments() -> tuple:
             np.zeros(1, dtype=np.bool_), np.zeros(1), np.zeros((1, 3, 3)))
 
 
+def _compiled(module: str, name: str) -> Callable[[], Any]:
+    """The compiled function ``name`` of this subpackage's ``module`` (imported when asked)."""
+    return lambda: getattr(importlib.import_module(f".{module}", __package__), name)
+
+
 def _dense_chunk():
     from .columns import DENSE
     from .smo import _CHUNKS
@@ -91,44 +98,14 @@ def _dense_chunk():
     return _CHUNKS[DENSE, 0]
 
 
-def _gradient_update():
-    from .gradient_updates import _add_dense
-
-    return _add_dense
-
-
-def _symmetrize():
-    from .symmetric import symmetrize_tiles
-
-    return symmetrize_tiles
-
-
-def _small_smo():
-    from .smo_qp import smo_qp
-
-    return smo_qp
-
-
-def _weighted_sum():
-    from .products import _weighted_sum
-
-    return _weighted_sum
-
-
-def _screen():
-    from .small_kernels import scan_chunk
-
-    return scan_chunk
-
-
 #: ``(name, dispatcher, sample arguments)`` of the functions built with the package.
 AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
-    ("_add_dense", _gradient_update, _gradient_update_arguments),
-    ("symmetrize_tiles", _symmetrize, lambda: (np.zeros((2, 2)),)),
-    ("smo_qp", _small_smo, _small_smo_arguments),
-    ("_weighted_sum", _weighted_sum, _weighted_sum_arguments),
-    ("scan_chunk", _screen, _screen_arguments),
+    ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
+    ("symmetrize_tiles", _compiled("symmetric", "symmetrize_tiles"), lambda: (np.zeros((2, 2)),)),
+    ("smo_qp", _compiled("smo_qp", "smo_qp"), _small_smo_arguments),
+    ("_weighted_sum", _compiled("products", "_weighted_sum"), _weighted_sum_arguments),
+    ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
 ]
 
 

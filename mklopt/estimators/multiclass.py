@@ -54,8 +54,7 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     one-vs-one is the faster. Measured on 2 cores (default kernels, C = 1, one run each):
     digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s against one-vs-rest 0.39 s;
     letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at 6,000 9.5 s against 7.9 s
-    (dense), at 8,000 10.6 s against 40.6 s and at 16,000 23.5 s against 129.6 s (on the
-    fly). ``"shared"`` (one weight vector for all classes) is another
+    (dense), at 8,000 7.1 s (the pairs in processes) against 41.7 s (on the fly). ``"shared"`` (one weight vector for all classes) is another
     model, never chosen.
     """
     if multiclass != "auto":
