@@ -187,3 +187,21 @@ def test_a_worker_process_warning_reaches_the_caller():
 
     with pytest.warns(ConvergenceWarning, match="stopped on max_iter"):
         assert in_processes([warns, warns], 2) == [7, 7]
+
+
+def test_pairs_run_in_processes_only_for_large_kernels_on_the_fly_outside_daemons(wine, monkeypatch):
+    """Processes for the pairs where the kernels are on the fly because they are large, never
+    in a daemonic process (a Dask worker's may start no children): there threads run them."""
+    import multiprocessing
+
+    from mklopt.estimators import _base
+    from mklopt.estimators.multiclass import pairs_in_processes
+    from mklopt.kernels import KernelSet
+
+    X, _, _, _ = wine
+    lazy = KernelSet.from_data(X, SPECS, lazy=True)
+    assert not pairs_in_processes(KernelSet.from_data(X, SPECS)) and not pairs_in_processes(lazy)
+    monkeypatch.setattr(_base, "LAZY_STACK_BYTES", 0)
+    assert pairs_in_processes(lazy)
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    assert not pairs_in_processes(lazy)

@@ -31,7 +31,7 @@ from ..kernels._blas import numpy_blas_only, single_blas_thread
 from . import _base
 from .one_vs_one import solve_pairs
 
-__all__ = ["MULTICLASS", "scheme", "solve_classes", "in_processes"]
+__all__ = ["MULTICLASS", "scheme", "solve_classes", "pairs_in_processes", "in_processes"]
 
 #: The multiclass schemes (more than two classes).
 MULTICLASS = ("auto", "ovo", "ovr", "shared")
@@ -74,8 +74,7 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
         threads = max(1, threads // jobs)  # each problem's parallel loops on its share of the cores
         if jobs > 1 and lazy:  # the problems at once share the column memory
             options["cache_mb"] = CACHE_MB / jobs
-        # large problems only: starting the workers takes seconds (once; they serve later fits)
-        processes = jobs > 1 and lazy and estimator._one_vs_one() and _base._stack_over(kernel_set.M, kernel_set.n)
+        processes = jobs > 1 and estimator._one_vs_one() and pairs_in_processes(kernel_set)
 
     def solve(kernels, y_pm):
         return on_threads(threads, estimator._solve, kernels, y_pm, "hinge", estimator.C, **options)
@@ -92,6 +91,17 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
             return solve_pairs(kernel_set, y, estimator.classes_, solve, run,
                                dense_bytes=_base.LAZY_STACK_BYTES / effective_n_jobs(jobs))
         return run([(lambda c=c: solve(kernel_set, np.where(y == c, 1.0, -1.0))) for c in estimator.classes_])
+
+
+def pairs_in_processes(kernel_set) -> bool:
+    """Run one-vs-one's pairs in worker processes? Where the kernels are computed on the fly
+    because their dense stack would exceed the memory threshold (large problems only: the
+    workers take seconds to start, once), and where this process may start children (not
+    in a daemonic one, such as a Dask worker's)."""
+    import multiprocessing
+
+    return (getattr(kernel_set, "lazy", False) and _base._stack_over(kernel_set.M, kernel_set.n)
+            and not multiprocessing.current_process().daemon)
 
 
 def _recorded(task: Callable[[], Any]) -> tuple[Any, list[tuple[str, type]]]:
