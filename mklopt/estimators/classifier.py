@@ -122,7 +122,11 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         classes run side by side on numba's threads (``NUMBA_NUM_THREADS``;
         :mod:`mklopt.drivers.core_threads`), each class's parallel loops on its
         share of them, sharing the kernels and, computed on the fly, the column
-        cache's memory. Either way the result is the same.
+        cache's memory; one-vs-one on kernels on the fly (too large for a dense stack) runs
+        its pairs in worker processes instead, one per core (each pair a small problem whose
+        outer loop threads would run one at a time under the GIL;
+        :func:`~mklopt.estimators.multiclass.pairs_in_processes`). Either way the result is
+        the same.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         With ``multiclass="ovo"``: ``"ovo"`` returns the pairs' decision values (n_samples,
         pairs) in libsvm's pair order; ``"ovr"`` one column per class, the votes plus the
