@@ -10,10 +10,11 @@ Dask cluster. Either way each problem's result is the same.
 One-vs-one on kernels on the fly because their dense stack would exceed the estimators'
 memory threshold (``"auto"``'s case) runs its pairs in worker processes instead (joblib's
 ``loky``, one per granted core, :func:`in_processes`; starting them takes a few seconds
-once): each pair ships only its points' features and builds its own dense stack there. A pair's problem is small, so most of its
-time is the outer loop's Python (the weight steps, the certificates), which threads run
-one at a time under the GIL: letter's 26 classes at 16,000 points took 37.6 s on 16
-cores against 23.5 s on 2.
+once): each pair ships only its points' features and builds its own dense stack there.
+A pair's problem is small, so most of its time is the outer loop's Python (the weight
+steps, the certificates), which threads run one at a time under the GIL: letter's 26
+classes at 16,000 points took 37.6 s on threads on 16 cores (23.5 s on 2), 11.7-12.6 s in
+processes.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     one-vs-one is the faster. Measured on 2 cores (default kernels, C = 1, one run each):
     digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s against one-vs-rest 0.39 s;
     letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at 6,000 9.5 s against 7.9 s
-    (dense), at 8,000 7.1 s (the pairs in processes) against 41.7 s (on the fly). ``"shared"`` (one weight vector for all classes) is another
-    model, never chosen.
+    (dense), at 8,000 7.1 s (the pairs in processes) against 41.7 s (on the fly).
+    ``"shared"`` (one weight vector for all classes) is another model, never chosen.
     """
     if multiclass != "auto":
         return multiclass
