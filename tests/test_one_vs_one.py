@@ -205,3 +205,18 @@ def test_pairs_run_in_processes_only_for_large_kernels_on_the_fly_outside_daemon
     assert pairs_in_processes(lazy)
     monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
     assert not pairs_in_processes(lazy)
+
+
+def test_a_worker_process_that_dies_is_an_mklopt_error():
+    """A worker killed under a fit (out of memory, a signal) ends in mklopt's own error that
+    says what to do, not in joblib's."""
+    from mklopt.estimators.multiclass import in_processes
+    from mklopt.exceptions import SolverError
+
+    def dies() -> None:
+        import os
+
+        os._exit(1)
+
+    with pytest.raises(SolverError, match="n_jobs=1"):
+        in_processes([dies, dies], 2)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..drivers.chunking import CACHE_MB
 from ..drivers.core_threads import core_threads, on_threads
+from ..exceptions import SolverError
 from ..kernels._blas import numpy_blas_only, single_blas_thread
 from . import _base
 from .one_vs_one import solve_pairs
@@ -115,10 +116,24 @@ def _recorded(task: Callable[[], Any]) -> tuple[Any, list[tuple[str, type]]]:
 
 def in_processes(tasks: list[Callable[[], Any]], jobs: int) -> list:
     """The tasks' results, run on ``jobs`` worker processes (joblib's ``loky``, reused from fit
-    to fit); their warnings issued again here, in order."""
+    to fit); their warnings issued again here, in order.
+
+    Raises
+    ------
+    SolverError
+        A worker process ended abruptly (killed, out of memory).
+    """
+    from concurrent.futures import BrokenExecutor
+
     from joblib import Parallel, delayed
 
-    done = Parallel(n_jobs=jobs, backend="loky")(delayed(_recorded)(task) for task in tasks)
+    try:
+        done = Parallel(n_jobs=jobs, backend="loky")(delayed(_recorded)(task) for task in tasks)
+    except BrokenExecutor as error:
+        raise SolverError(
+            f"a worker process solving the one-vs-one pairs ended abruptly ({type(error).__name__}: "
+            "killed, or out of memory?); pass n_jobs=1 to solve the pairs on threads in this process, "
+            "or use fewer points or kernels.") from error
     for _, caught in done:
         for message, category in caught:
             warnings.warn(message, category, stacklevel=3)
