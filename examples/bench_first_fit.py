@@ -91,7 +91,11 @@ def main(small: bool = False, out=None, argv=None) -> dict:
             ahead = child(FIT, str(Path(cache) / "ahead"), MKLOPT_NO_AHEAD="1")
     warm = cold["second"]
     if out is not None:
-        plot(cold, compiling, ahead, Path(out) / "bench_first_fit.png", small)
+        bars = [("first fit in a\nfresh process", cold["first"], "#55a868")] if small else [
+            ("first fit after\ninstalling", cold["first"], "#55a868"),
+            ("first fit,\ncompiling", compiling["first"], "#c44e52"),
+            ("first fit after\nmklopt compile", ahead["first"], "#8172b2")]
+        plot(bars + [("warm fit", warm, "#4c72b0")], Path(out) / "bench_first_fit.png", small)
     if small:
         print(f"300 digits, MKLClassifier() default, {os.cpu_count()} cores, the current numba cache "
               "(a smoke run; without small=True the cache starts empty)")
@@ -113,19 +117,18 @@ def main(small: bool = False, out=None, argv=None) -> dict:
     return {"cold": cold, "compiling": compiling, "compile": compiled, "ahead": ahead}
 
 
-def plot(cold: dict, compiling: dict, ahead: dict, path: Path, small: bool) -> None:
-    """Bars: the first fit with an empty cache (with and without the package's machine
-    code), after ``mklopt compile``, and warm."""
+def plot(bars: list[tuple[str, float, str]], path: Path, small: bool) -> None:
+    """Horizontal bars of ``(label, seconds, colour)``, the first at the top."""
     from mklopt.plotting import _pyplot, save_figure
 
-    fig, ax = _pyplot().subplots(figsize=(6, 3.4))
-    labels = ["first fit\n(current cache)" if small else "first fit after\ninstalling",
-              "first fit,\ncompiling", "first fit after\nmklopt compile", "warm fit"]
-    seconds = [cold["first"], compiling["first"], ahead["first"], cold["second"]]
-    ax.barh(labels, seconds, color=["#55a868", "#c44e52", "#8172b2", "#4c72b0"])
-    ax.set(xlabel="seconds", title="MKLClassifier() on digits" + (" (300 points)" if small else ""))
-    for y, value in enumerate(seconds):
+    fig, ax = _pyplot().subplots(figsize=(6.4, 1.2 + 0.6 * len(bars)))
+    bars = bars[::-1]
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color=[b[2] for b in bars])
+    ax.set(xlabel="seconds", title="MKLClassifier() on digits" + (" (300 points)" if small else ""),
+           xlim=(0, 1.25 * max(b[1] for b in bars)))
+    for y, (_, value, _) in enumerate(bars):
         ax.text(value, y, f" {value:.2f} s", va="center")
+    fig.tight_layout()
     save_figure(fig, path)
 
 
