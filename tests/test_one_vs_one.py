@@ -220,3 +220,27 @@ def test_a_worker_process_that_dies_is_an_mklopt_error():
 
     with pytest.raises(SolverError, match="n_jobs=1"):
         in_processes([dies, dies], 2)
+
+
+@pytest.mark.parametrize("form", ["dense", "lazy", "factors"])
+def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(wine, form):
+    """``points`` takes a boolean mask of the n points or distinct positions; a mask read as
+    positions 0 and 1 (what NumPy's int conversion does) picked the wrong points silently."""
+    from mklopt.exceptions import KernelError
+    from mklopt.kernels import KernelSet
+
+    X, _, _, _ = wine
+    options = {"dense": {}, "lazy": {"lazy": True}, "factors": {"rank": 10}}[form]
+    ks = KernelSet.from_data(X[:30], SPECS, **options)
+    mask = np.arange(30) % 3 == 0
+    by_mask, by_position = ks.points(mask), ks.points(np.flatnonzero(mask))
+    assert by_mask.n == by_position.n == 10
+    def entries(kernels):
+        return {"dense": lambda: kernels.K, "lazy": kernels.diagonals, "factors": lambda: kernels.dense().K}[form]()
+
+    np.testing.assert_array_equal(entries(by_mask), entries(by_position))
+    for bad, message in ((mask[:20], "shape"), (np.array([0.5, 2.0]), "integer"), (np.array([[0, 1]]), "1-D"),
+                         ([], "no point"), (np.zeros(30, dtype=bool), "no point"), ([0, 30], r"\[0, 30\)"),
+                         ([-1, 2], r"\[0, 30\)"), ([3, 3], "repeats")):
+        with pytest.raises(KernelError, match=message):
+            ks.points(bad)

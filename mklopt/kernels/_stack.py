@@ -21,7 +21,7 @@ from ._threads import granted_threads
 from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
 
-__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "StackInput",
+__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
            "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
@@ -151,6 +151,27 @@ def check_names(names: Sequence[str] | None, M: int) -> list[str]:
     if len(names) != M:
         raise KernelError(f"got {len(names)} names for {M} kernels; give one name per kernel.")
     return names
+
+
+def check_points(index, n: int) -> np.ndarray:
+    """The positions (int64) of the points ``index`` selects: a boolean mask of the ``n`` points,
+    or distinct integer positions in ``[0, n)``; a :class:`KernelError` for anything else (a
+    mask read as positions 0 and 1 would pick the wrong points without a word)."""
+    array = np.asarray(index)
+    if array.dtype == np.bool_:
+        if array.shape != (n,):
+            raise KernelError(f"a boolean mask of the points needs shape ({n},), got {array.shape}.")
+        array = np.flatnonzero(array)
+    elif array.ndim != 1 or (array.size and not np.issubdtype(array.dtype, np.integer)):
+        raise KernelError(f"points are selected by a 1-D array of integer positions or a boolean mask of the "
+                          f"{n} points, got an array of dtype {array.dtype} and shape {array.shape}.")
+    if array.size == 0:
+        raise KernelError("the selection holds no point; select at least one.")
+    if array.min() < 0 or array.max() >= n:
+        raise KernelError(f"point positions must lie in [0, {n}), got {array.min()} to {array.max()}.")
+    if np.unique(array).size != array.size:
+        raise KernelError("a point position repeats: a subproblem takes each point once.")
+    return array.astype(np.int64, copy=False)
 
 
 def read_only(stack: np.ndarray) -> np.ndarray:

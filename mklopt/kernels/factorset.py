@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
-from ._stack import check_names, sketch_vectors
+from ._stack import check_names, check_points, sketch_vectors
 from .kernelset import VARIANTS, KernelSet
 from .spectra import check_theta
 from .out_of_sample import FeatureMap, TestFactors, as_factors
@@ -125,8 +125,9 @@ class FactorKernelSet(KernelSet):
         return dense
 
     def points(self, index) -> "FactorKernelSet":
-        """The same kernels on the points ``index`` only (rows of the factors), scaled as this set."""
-        index = np.asarray(index, dtype=np.int64)
+        """The same kernels on the points ``index`` only (rows of the factors; distinct positions
+        or a boolean mask of the n points), scaled as this set."""
+        index = check_points(index, self.n)
         sub = self._with([np.ascontiguousarray(self.factor(m)[index]) for m in range(self.M)], self.names)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub

@@ -21,7 +21,7 @@ from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
-from ._stack import as_stack, check_names, read_only, sketch_vectors, symmetrize
+from ._stack import as_stack, check_names, check_points, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec
 from .._compiled.products import combine, quadratic_terms
 
@@ -250,9 +250,10 @@ class KernelSet(_Normalizing, _Spectral):
         return new
 
     def points(self, index) -> "KernelSet":
-        """The same kernels on the points ``index`` only (rows and columns), normalized as this
-        set (a subproblem of this training set: the pairs of one-vs-one)."""
-        index = np.asarray(index, dtype=np.int64)
+        """The same kernels on the points ``index`` only (rows and columns; distinct positions
+        or a boolean mask of the n points), normalized as this set (a subproblem of this
+        training set: the pairs of one-vs-one)."""
+        index = check_points(index, self.n)
         sub = self._derived(self.K[:, index[:, None], index[None, :]], self.names)  # one gather
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub

@@ -36,7 +36,7 @@ from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
 from ._build import built_kernel_set
-from ._stack import OwnedStack, check_names
+from ._stack import OwnedStack, check_names, check_points
 from .._compiled.column_cache import new_cache
 from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
 from .._compiled.gradient_updates import add_columns
@@ -142,9 +142,10 @@ class LazyKernelSet(KernelSet):
                              normalization=self.normalization)
 
     def points(self, index) -> "LazyKernelSet":
-        """The same kernels on the points ``index`` only, normalized as this set is (the divisors
-        and row scales of all the points: a subproblem of this training set, one-vs-one's pairs)."""
-        index = np.asarray(index, dtype=np.int64)
+        """The same kernels on the points ``index`` only (distinct positions or a boolean mask of
+        the n points), normalized as this set is (the divisors and row scales of all the points:
+        a subproblem of this training set, one-vs-one's pairs)."""
+        index = check_points(index, self.n)
         sub = object.__new__(LazyKernelSet)
         sub.__dict__.update(self.__dict__)
         sub.X = np.ascontiguousarray(self.X[index])
