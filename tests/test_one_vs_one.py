@@ -236,7 +236,8 @@ def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(win
     by_mask, by_position = ks.points(mask), ks.points(np.flatnonzero(mask))
     assert by_mask.n == by_position.n == 10
     def entries(kernels):
-        return {"dense": lambda: kernels.K, "lazy": kernels.diagonals, "factors": lambda: kernels.dense().K}[form]()
+        return {"dense": lambda: kernels.K, "lazy": lambda: kernels.diagonals(),
+                "factors": lambda: kernels.dense().K}[form]()
 
     np.testing.assert_array_equal(entries(by_mask), entries(by_position))
     for bad, message in ((mask[:20], "shape"), (np.array([0.5, 2.0]), "integer"), (np.array([[0, 1]]), "1-D"),
