@@ -48,17 +48,11 @@ print(json.dumps({"import": imported, "first": times[0], "second": times[1]}))
 """
 
 
-def child(code: str, cache: str, **env) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, **env)
+def child(code: str, cache: str | None = None, **env) -> dict:
+    """``code``'s JSON line from a child process, on numba cache folder ``cache`` (None: this
+    environment's own cache) with ``env`` added."""
+    env = dict(os.environ, **env, **({} if cache is None else {"NUMBA_CACHE_DIR": cache}))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise SystemExit(f"the child failed: {done.stderr.strip().splitlines()[-1:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def child_here(code: str) -> dict:
-    """``code`` in a child process on this environment's own numba cache."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"the child failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -81,7 +75,7 @@ def main(small: bool = False, out=None, argv=None) -> dict:
     if small:
         cache = os.environ.get("NUMBA_CACHE_DIR", "")
         code = FIT.replace("X, y = load_digits(return_X_y=True)", "X, y = load_digits(return_X_y=True)\nX, y = X[:300], y[:300]")
-        cold = compiling = ahead = child(code, cache) if cache else child_here(code)
+        cold = compiling = ahead = child(code, cache or None)
         compiled = 0.0
     else:
         with tempfile.TemporaryDirectory() as cache:

@@ -140,10 +140,12 @@ def build(folder: Path = AHEAD_FOLDER) -> list[tuple[str, float]]:
 def built_ahead() -> list[str]:
     """The functions of :data:`AHEAD` whose code built with the package this process can
     load (this numba, this machine, these sources)."""
+    if not AHEAD_FOLDER.is_dir():
+        return []
     found = []
     for name, dispatcher_of, arguments in AHEAD:
         dispatcher = dispatcher_of()
         key = dispatcher._cache._index_key(ahead_signature(arguments), dispatcher.targetctx.codegen())
-        if AHEAD_FOLDER.is_dir() and dispatcher._cache.ahead_file().load(key) is not None:
+        if dispatcher._cache.ahead_file().load(key) is not None:
             found.append(name)
     return found

@@ -52,21 +52,21 @@ def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
     the pairs' gradient updates on the fly were half of the fit).
     """
     n = kernel_set.n
+    pairs = [((classes[a], classes[b]), np.flatnonzero((y == classes[a]) | (y == classes[b])))
+             for a, b in class_pairs(classes.size)]
 
-    def task(a: int, b: int) -> Callable[[], MKLResult]:
-        index = np.flatnonzero((y == classes[a]) | (y == classes[b]))
-        y_pm = np.where(y[index] == classes[a], 1.0, -1.0)
+    def task(positive, index: np.ndarray) -> Callable[[], MKLResult]:
+        y_pm = np.where(y[index] == positive, 1.0, -1.0)
         if getattr(kernel_set, "lazy", False):  # the pair's features, small: a process ships them alone
             return functools.partial(_solve_pair, solve, kernel_set.points(index), None, y_pm, dense_bytes)
         return functools.partial(_solve_pair, solve, kernel_set, index, y_pm, dense_bytes)  # its copy, later
 
-    results = run([task(a, b) for a, b in class_pairs(classes.size)])
+    results = run([task(pair[0], index) for pair, index in pairs])
     out = []
-    for (a, b), result in zip(class_pairs(classes.size), results):
-        index = np.flatnonzero((y == classes[a]) | (y == classes[b]))
+    for (pair, index), result in zip(pairs, results):
         spread = np.zeros(n)
         spread[index] = np.asarray(result.dual_coef, dtype=float)
-        info = {**result.info, "points": index, "pair": (classes[a], classes[b])}
+        info = {**result.info, "points": index, "pair": pair}
         out.append(dataclasses.replace(result, dual_coef=spread, info=info))
     return out
 
