@@ -155,3 +155,35 @@ def test_a_kernel_set_is_not_screened_again_and_gives_the_answer_of_its_array(ca
     np.testing.assert_array_equal(from_set.decision_function(K[120:, :120]),
                                   from_array.decision_function(K[120:, :120]))
     assert not ks.K.flags.writeable  # the set's own stack, unchanged and still read-only
+
+
+@pytest.mark.parametrize("normalization", ["multiplicative", "trace"])
+@pytest.mark.parametrize("M", [1, 3])
+def test_the_copy_of_an_array_is_normalized_in_place_and_the_array_is_unchanged(cancer, monkeypatch,
+                                                                                normalization, M):
+    """The estimator's own copy of a precomputed array is divided in place (no second stack),
+    to the very set ``KernelSet(...).normalized`` makes; the caller's array is never written,
+    also where it is one C-contiguous kernel that the (M, n, n) layout would view as it is."""
+    from mklopt.kernels._normalize import _Normalizing
+
+    _, y, K = cancer
+    X = np.ascontiguousarray(K[:120, :120, :M])
+    before = X.copy()
+    reference = KernelSet(np.moveaxis(X, 2, 0)).normalized(normalization)
+    monkeypatch.setattr(_Normalizing, "_divided", lambda *a: pytest.fail("a second, divided stack was made"))
+    clf = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(X, y[:120])
+    np.testing.assert_array_equal(X, before)
+    ks = clf._prepare_kernels(clf._fit_inputs(X, y[:120])[0])
+    np.testing.assert_array_equal(ks.K, reference.K)
+    np.testing.assert_array_equal(ks.scales, reference.scales)
+    assert clf.result_.status == "converged" and not ks.K.flags.writeable
+
+
+def test_a_kernel_that_cannot_be_normalized_is_named_and_the_array_is_unchanged(cancer):
+    _, y, K = cancer
+    X = np.ascontiguousarray(K[:60, :60])
+    X[:, :, 1] = 0.0
+    before = X.copy()
+    with pytest.raises(KernelError, match=r"\['K1'\] are all zero"):
+        mklopt.MKLClassifier(kernels="precomputed").fit(X, y[:60])
+    np.testing.assert_array_equal(X, before)

@@ -33,6 +33,7 @@ from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
 from ..kernels import NORMALIZATIONS, KernelSet
+from ..kernels._normalize import SCALAR_NORMALIZATIONS
 from ..kernels._memory import stack_bytes
 from ..kernels._threads import granted_threads
 from ..kernels.approximate import APPROXIMATIONS
@@ -150,9 +151,11 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
             if not needs_y:
                 return checked_data(self, X, dtype=np.float64), None
             return checked_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
-        stack = training_stack(X)
-        # a KernelSet was validated when it was made: its stack is not screened again
-        self._validated_kernels = X if dense_kernel_set(X) else None
+        # a KernelSet was validated when it was made: its stack is not screened again; the
+        # copy of an array is normalized in place (scalar divisors: no second stack)
+        given = dense_kernel_set(X)
+        stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS)
+        self._validated_kernels = X if given else None
         check_normalization(self.normalization)
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
@@ -167,7 +170,10 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
     def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
         self.kernel_specs_, self.rank_ = None, None
         given = self.__dict__.pop("_validated_kernels", None)
-        ks = KernelSet(stack if given is None else given, names=[f"K{m}" for m in range(stack.shape[0])])
+        names = [f"K{m}" for m in range(stack.shape[0])]
+        if given is None and self.normalization in SCALAR_NORMALIZATIONS:  # the copy made for it
+            return KernelSet.normalized_in_place(stack, names, self.normalization)
+        ks = KernelSet(stack if given is None else given, names=names)
         return ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
 
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:

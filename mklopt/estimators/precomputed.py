@@ -48,13 +48,17 @@ def dense_kernel_set(X: Any) -> bool:
     return getattr(X, "factored", None) is False and not getattr(X, "lazy", False)
 
 
-def training_stack(X: Any) -> np.ndarray:
+def training_stack(X: Any, copy: bool = False) -> np.ndarray:
     """The training kernels as mklopt's (M, n, n) stack (``X`` is not changed).
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_samples, M), a list of M (n, n) arrays, or a dense
         :class:`~mklopt.kernels.KernelSet` (its own read-only (M, n, n) stack, not copied)
+    copy : bool
+        For an array-like ``X``: a new array in any case, never one that shares memory with
+        ``X`` (the caller may change it in place; otherwise a C-contiguous float64 ``X`` of one
+        kernel comes back as a view of itself).
 
     Returns
     -------
@@ -67,7 +71,8 @@ def training_stack(X: Any) -> np.ndarray:
         raise InvalidInputError(
             f"kernels='precomputed': the training kernels must be square in their first two "
             f"axes (n_samples, n_samples, M), got shape {array.shape}.")
-    return np.ascontiguousarray(np.moveaxis(array, 2, 0))
+    stack = np.moveaxis(array, 2, 0)
+    return np.array(stack, order="C") if copy else np.ascontiguousarray(stack)
 
 
 def prediction_stack(X: Any, n_train: int, M: int) -> np.ndarray:

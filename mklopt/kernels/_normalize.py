@@ -68,6 +68,24 @@ class _Normalizing:
             return self._spherical()
         return self._divided(self._divisors(method, theta) / (target if method == "trace" else 1.0))
 
+    @classmethod
+    def normalized_in_place(cls, stack: np.ndarray, names: list[str], method: str) -> "_Normalizing":
+        """``cls(stack, names).normalized(method)`` for a scalar normalization (``"trace"``,
+        ``"multiplicative"``) of a stack the caller hands over: each kernel is divided in
+        place, no second stack of :math:`Mn^2` floats is made. The kernels are checked as
+        given (the checks are relative to each kernel's scale); where a divisor is not
+        positive, the stack is checked and normalized as ``cls(stack, names)`` would be, so
+        that the error says what is wrong with the kernel."""
+        from ._stack import OwnedStack
+
+        divisors = scalar_divisors(stack, method)
+        if not np.all(np.isfinite(divisors) & (divisors > 0)):
+            return cls(stack, names).normalized(method)
+        stack /= divisors[:, None, None]
+        new = cls(OwnedStack(stack), names)
+        new.scales = new.scales / divisors
+        return new
+
     def _divided(self, divisors: np.ndarray) -> "_Normalizing":
         """A new set from one new stack: :math:`K_m / d_m`."""
         new = self._derived(np.divide(self.K, divisors[:, None, None]), self.names)
