@@ -8,7 +8,11 @@
   :math:`\\eta \\ge D(\\alpha^r) - \\tfrac12 s(\\alpha^r)^\\top\\mu` collected so far, whose value
   is a lower bound on the optimum (the analytic step has no convergence guarantee at
   p = 1, the thesis' App. D). Beyond ``max_cuts`` cuts the one with the most slack at the
-  current weights is dropped.
+  current weights is dropped. With the binary hinge loss on a dense stack the weights are
+  taken from the second-order step instead (:mod:`~mklopt.drivers._newton_step`: the
+  minimizer over Θ of the quadratic model of the SVM's optimum in μ) while it keeps
+  improving the certified gap; the cuts are collected either way, for the lower bound and
+  for the cutting plane that takes over where it does not.
 * For any other Θ: the regularizer's own
   :meth:`~mklopt.regularizers.Regularizer.argmin_weights`.
 """
@@ -36,15 +40,20 @@ class WeightStep:
         The problem (its regularizer and number of kernels).
     max_cuts : int
         Cuts kept by the polyhedral master.
+    second_order : bool
+        Try the second-order step (:mod:`~mklopt.drivers._newton_step`) where it applies.
     """
 
-    def __init__(self, data: MKLData, max_cuts: int) -> None:
+    def __init__(self, data: MKLData, max_cuts: int, second_order: bool = True) -> None:
         self.regularizer = data.regularizer
         self.master = _master(data)
         self.max_cuts = int(max_cuts)
         self.cuts: list[tuple[float, np.ndarray]] = []
+        self.newton = _newton(data) if self.master is not None and second_order else None
+        self.best_gap, self.idle = math.inf, 0
 
-    def __call__(self, mu: np.ndarray, cert: Certificate) -> tuple[np.ndarray, float]:
+    def __call__(self, mu: np.ndarray, cert: Certificate,
+                 Kc: np.ndarray | None = None) -> tuple[np.ndarray, float]:
         s, reg = cert.s, self.regularizer
         if not np.any(s > 0):  # alpha = 0: nothing to weigh yet
             return mu, -math.inf
@@ -58,12 +67,44 @@ class WeightStep:
             self.master.drop_cut(drop)
             del self.cuts[drop]
         weights, eta = self.master.solve()
-        return reg.into_set(weights), eta
+        second = self._second_order(mu, cert, Kc)
+        return reg.into_set(weights if second is None else second), eta
+
+    def _second_order(self, mu: np.ndarray, cert: Certificate, Kc: np.ndarray | None) -> np.ndarray | None:
+        """The second-order step's weights, or None for the cutting plane's: where it does not
+        apply, its model cannot be made, or it left the best certified gap where it was for
+        :data:`NEWTON_PATIENCE` steps in a row (then for good)."""
+        if self.newton is None or Kc is None:
+            return None
+        if cert.rel_gap < self.best_gap:
+            self.best_gap, self.idle = cert.rel_gap, 0
+        else:
+            self.idle += 1
+        if self.idle > NEWTON_PATIENCE:
+            self.newton = None
+            return None
+        H = self.newton.hessian(mu, cert.alpha, Kc)
+        return None if H is None else self.newton(mu, cert.s, H)
 
 
 def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
     offset, s = cut
     return 0.5 * float(s @ mu) - offset
+
+
+#: Newton steps in a row that may leave the best certified gap where it was before the
+#: cutting plane takes over for good.
+NEWTON_PATIENCE = 5
+
+
+def _newton(data: MKLData):
+    """The second-order step where it applies: binary hinge loss on a dense stack."""
+    from ._newton_step import NewtonStep
+
+    dense = not getattr(data.kernels, "lazy", False) and not getattr(data.kernels, "factored", False)
+    if data.loss.name != "hinge" or not dense:
+        return None
+    return NewtonStep(polyhedral_set(data.regularizer, data.M), data.kernels.K, np.asarray(data.y, dtype=float), data.C)
 
 
 def _master(data: MKLData) -> LPMaster | None:

@@ -20,7 +20,8 @@ iteration is
    :math:`\\mu_m\\propto(\\mu_m^2 s_m)^{1/(p+1)}` (thesis Prop. 3.1); for a polyhedral Θ
    (ℓ1, box, weighted simplex) the cutting-plane master on the cuts collected
    so far (App. D: the analytic step has no convergence guarantee at p = 1),
-   whose value is a lower bound; for any other Θ the regularizer's own
+   whose value is a lower bound, or, for the binary hinge loss on a dense stack, the
+   second-order step (HessianMKL) while it improves the certificate; for any other Θ the regularizer's own
    :meth:`~mklopt.regularizers.Regularizer.argmin_weights`
    (:mod:`mklopt.drivers._weight_step`).
 
@@ -93,6 +94,10 @@ class Chunking(Driver):
         Run each α-step on the variables that can still move (default True; libsvm's
         heuristic, chosen afresh at each step from exact gradients, so the answer is
         certified either way).
+    second_order : bool
+        For a polyhedral Θ, the binary hinge loss and a dense stack: θ-steps by the quadratic
+        model of the SVM's optimum in μ (:mod:`~mklopt.drivers._newton_step`, HessianMKL),
+        the cutting plane where that does not help (default True; False: the cutting plane only).
     """
 
     method = ("the thesis' interleaved optimization (Kloft's thesis, §3.2): compiled SMO steps on α "
@@ -110,12 +115,12 @@ class Chunking(Driver):
     name = "chunking"
     losses = ("hinge", "epsilon_insensitive", "one_class", "ovr_hinge")
     options = {"init_alpha": Vector("alpha"), "max_cuts": Integer(1), "Q": Integer(2, optional=True),
-               "cache_mb": Real(0, open="low"), "shrinking": Flag()}
+               "cache_mb": Real(0, open="low"), "shrinking": Flag(), "second_order": Flag()}
     default_max_iter = 100_000
 
     def __init__(self, data: MKLData, *, tol: float = 1e-4, Q: int | None = None,
                  cache_mb: float = CACHE_MB, init_weights=None, init_alpha=None, max_cuts: int = 500,
-                 shrinking: bool = True, inner=None, backend=None) -> None:
+                 shrinking: bool = True, second_order: bool = True, inner=None, backend=None) -> None:
         super().__init__(data)
         n, M = data.n, data.M
         self.tol = tol
@@ -143,7 +148,7 @@ class Chunking(Driver):
         self.marks, self.active = np.zeros(n, dtype=np.bool_), n
         self.eps = min(1e-3, tol)
         self.init_weights = init_weights
-        self.weight_step = WeightStep(data, max_cuts)
+        self.weight_step = WeightStep(data, max_cuts, second_order)
         self.pairs = 0
         self.chunk = self.Q
         self._exact: Certificate | None = None
@@ -214,7 +219,7 @@ class Chunking(Driver):
             self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
-        next_weights, lower = self.weight_step(mu, cert)
+        next_weights, lower = self.weight_step(mu, cert, self._Kc if len(self.forms) == 1 else None)
         # no pair to update at the finest stopping violation, and weights the θ-step leaves
         # where they were: the next step would repeat this one exactly
         self.stalled = pairs == 0 and self.eps <= _MIN_EPS and np.array_equal(next_weights, mu)

@@ -1,0 +1,127 @@
+"""The interleaved core's second-order θ-step (HessianMKL) for ℓ1 and the other polyhedral sets.
+
+References: the derivative of the SVM's gradient in μ by finite differences of libsvm's
+solutions (scikit-learn's ``SVC``), the cutting plane alone (``second_order=False``) and the
+exact solution (``mklopt.solve``) of the same problems.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+import mklopt
+from mklopt import KernelSet
+from mklopt.datasets import load_mfeat
+from mklopt.drivers import _newton_step, _weight_step
+from mklopt.drivers._newton_step import NewtonStep
+from mklopt.drivers.lp_master import polyhedral_set
+from mklopt.regularizers import LpBall
+
+
+@pytest.fixture(scope="module")
+def views():
+    """Multiple Features' six views on 240 points, an RBF kernel each: weights inside the simplex."""
+    data = load_mfeat()
+    index = np.random.default_rng(0).permutation(data.target.size)[:240]
+    stack = []
+    for view in data.views.values():
+        Z = StandardScaler().fit_transform(view[index])
+        sq = (Z**2).sum(1)
+        stack.append(np.exp(-np.clip(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0, None) / Z.shape[1]))
+    return KernelSet(np.stack(stack)), data.target[index]
+
+
+def _svm(ks: KernelSet, y: np.ndarray, mu: np.ndarray, C: float) -> np.ndarray:
+    """libsvm's α at the weights μ, to near machine precision."""
+    svc = SVC(kernel="precomputed", C=C, tol=1e-12).fit(ks.combined(mu), y)
+    alpha = np.zeros(y.size)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return alpha
+
+
+def test_the_model_hessian_is_the_derivative_of_the_svm_gradient(views):
+    """d s(α(μ)) / dμ = -2 ∇²J: central differences of libsvm's solutions at nearby weights."""
+    ks, target = views
+    y, C = np.where(target == 2, 1.0, -1.0), 1.0
+    mu = np.array([0.1, 0.3, 0.1, 0.3, 0.1, 0.1])
+    alpha = _svm(ks, y, mu, C)
+    step = NewtonStep(polyhedral_set(LpBall(1), ks.M), ks.K, y, C)
+    H = step.hessian(mu, alpha, np.einsum("mij,j->mi", ks.K, y * alpha))
+    h = 1e-4  # libsvm's α to ~1e-10: smaller steps measure its rounding
+    for k in range(ks.M):
+        e = np.zeros(ks.M)
+        e[k] = h
+        s_plus, s_minus = (ks.quadratic_terms(y * _svm(ks, y, mu + d, C)) for d in (e, -e))
+        np.testing.assert_allclose((s_plus - s_minus) / (2 * h), -2 * H[:, k], rtol=1e-3,
+                                   atol=1e-3 * np.abs(H).max())
+
+
+@pytest.mark.parametrize("p", [1.0, np.inf])
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_second_order_steps_reach_the_exact_answer_in_fewer_steps(views, p, C):
+    ks, target = views
+    y = np.where(target == 7, 1.0, -1.0)
+    second = mklopt.fit(ks, y, "chunking", p=p, C=C, tol=1e-6)
+    first = mklopt.fit(ks, y, "chunking", p=p, C=C, tol=1e-6, second_order=False)
+    exact = mklopt.solve(ks, y, "lp_dual", p=p, C=C)
+    for result in (second, first):
+        assert result.status == "converged" and result.rel_gap <= 1e-6
+        assert abs(result.primal - exact.primal) <= 2e-6 * abs(exact.primal)
+    np.testing.assert_allclose(second.weights, exact.weights, atol=5e-3)
+    if p == 1.0:  # inside the simplex the cutting plane zig-zags (the box's optimum is a vertex)
+        assert 2 * second.iterations <= first.iterations
+
+
+def test_a_second_order_step_that_does_not_help_hands_over_to_the_cutting_plane(views, monkeypatch):
+    """A model that always points at the first kernel alone: after NEWTON_PATIENCE steps that
+    leave the best certified gap where it was, the cutting plane alone finishes the fit."""
+    ks, target = views
+    y = np.where(target == 2, 1.0, -1.0)
+    taken = []
+
+    def first_kernel_only(self, mu, s, H):
+        taken.append(1)
+        return np.eye(ks.M)[0]
+
+    monkeypatch.setattr(NewtonStep, "__call__", first_kernel_only)
+    result = mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-5)
+    reference = mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-5, second_order=False)
+    assert result.status == "converged" and result.rel_gap <= 1e-5
+    assert abs(result.primal - reference.primal) <= 2e-5 * abs(reference.primal)
+    assert 1 <= len(taken) <= _weight_step.NEWTON_PATIENCE + 2
+
+
+def test_identical_kernels_make_a_singular_model_and_the_fit_still_converges(views):
+    ks, target = views
+    twice = KernelSet(np.concatenate([ks.K[:2], ks.K[:2]]))
+    y = np.where(target == 4, 1.0, -1.0)
+    result = mklopt.fit(twice, y, "chunking", C=10.0, tol=1e-6)
+    exact = mklopt.solve(twice, y, "lp_dual", C=10.0)
+    assert result.status == "converged" and result.rel_gap <= 1e-6
+    assert abs(result.primal - exact.primal) <= 2e-6 * abs(exact.primal)
+
+
+def test_the_step_applies_to_the_binary_hinge_on_a_dense_stack_only(views, monkeypatch):
+    ks, target = views
+    y = np.where(target == 2, 1.0, -1.0)
+    models = []
+    real = NewtonStep.hessian
+    monkeypatch.setattr(NewtonStep, "hessian", lambda self, *a: models.append(1) or real(self, *a))
+    mklopt.fit(ks, y, "chunking", C=1.0, p=4 / 3, tol=1e-4)  # the analytic step
+    mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-4, loss="epsilon_insensitive")
+    assert models == []
+    mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-4)
+    assert models
+
+
+def test_too_many_free_variables_leave_the_step_to_the_cutting_plane(views, monkeypatch):
+    ks, target = views
+    y = np.where(target == 2, 1.0, -1.0)
+    monkeypatch.setattr(_newton_step, "MAX_FREE", 0)
+    called = []
+    monkeypatch.setattr(NewtonStep, "__call__", lambda *a: called.append(1))
+    result = mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-5)
+    assert result.status == "converged" and called == []
