@@ -32,8 +32,11 @@ import scipy.linalg
 
 from .lp_master import TOLERANCE, PolyhedralSet
 
-__all__ = ["NewtonStep", "MAX_FREE"]
+__all__ = ["NewtonStep", "SecondOrder", "MAX_FREE", "PATIENCE"]
 
+#: Second-order steps in a row that may leave the best certified gap where it was before
+#: the cutting plane takes over for good.
+PATIENCE = 5
 #: Free variables at most: the bordered system is dense, :math:`O(|F|^3)`.
 MAX_FREE = 400
 #: Smallest eigenvalue of the model's Hessian relative to its largest.
@@ -82,13 +85,21 @@ class NewtonStep:
         self.starts = np.searchsorted(self.lower[1], np.arange(self.M + 1)).astype(np.int32)
         self.h = h
 
-    def hessian(self, mu: np.ndarray, alpha: np.ndarray, Kc: np.ndarray) -> np.ndarray | None:
-        """:math:`\\nabla^2 J` at (μ, α), or None where F is empty or larger than :data:`MAX_FREE`."""
+    def hessian(self, mu: np.ndarray, alpha: np.ndarray, Kc: np.ndarray | None = None) -> np.ndarray | None:
+        """:math:`\\nabla^2 J` at (μ, α), or None where F is empty or larger than :data:`MAX_FREE`.
+
+        ``Kc``: the gradients :math:`K_m(y\\circ\\alpha)` (M, n) where they are known; else
+        their rows F are computed from the support vectors."""
         free = np.flatnonzero((alpha > 1e-12 * self.C) & (alpha < (1.0 - 1e-12) * self.C))
         if free.size == 0 or free.size > MAX_FREE:
             return None
         yF = self.y[free]
-        B = Kc[:, free].T * yF[:, None]  # (|F|, M)
+        if Kc is None:
+            support = np.flatnonzero(alpha)
+            rows = self.K[:, free][:, :, support] @ (self.y[support] * alpha[support])
+        else:
+            rows = Kc[:, free]
+        B = rows.T * yF[:, None]  # (|F|, M)
         Q = np.zeros((free.size, free.size))
         block = np.ix_(free, free)
         for m in np.flatnonzero(mu > 0):
@@ -121,3 +132,41 @@ class NewtonStep:
             self.h.clearSolver()
             return None
         return np.asarray(self.h.getSolution().col_value, dtype=float)[:self.M].copy()
+
+
+class SecondOrder:
+    """The second-order step and its safeguard: ``step(mu, cert, Kc) -> weights or None``.
+
+    None (the cutting plane's weights then) where the model cannot be made (no free
+    variable, too many, a QP HiGHS does not solve), and for good once :data:`PATIENCE` steps
+    in a row left the best certified gap where it was.
+    """
+
+    def __init__(self, step: NewtonStep) -> None:
+        self.step = step
+        self.best_gap, self.idle = np.inf, 0
+
+    @classmethod
+    def of(cls, data) -> "SecondOrder | None":
+        """The safeguarded step for ``data`` where it applies: the binary hinge loss on a dense
+        stack, a polyhedral Θ."""
+        from .lp_master import polyhedral_set
+
+        theta = polyhedral_set(data.regularizer, data.M)
+        dense = not getattr(data.kernels, "lazy", False) and not getattr(data.kernels, "factored", False)
+        if theta is None or data.loss.name != "hinge" or not dense:
+            return None
+        return cls(NewtonStep(theta, data.kernels.K, np.asarray(data.y, dtype=float), data.C))
+
+    def __call__(self, mu: np.ndarray, cert, Kc: np.ndarray | None = None) -> np.ndarray | None:
+        if self.step is None:
+            return None
+        if cert.rel_gap < self.best_gap:
+            self.best_gap, self.idle = cert.rel_gap, 0
+        else:
+            self.idle += 1
+        if self.idle > PATIENCE:
+            self.step = None
+            return None
+        H = self.step.hessian(mu, cert.alpha, Kc)
+        return None if H is None else self.step(mu, cert.s, H)

@@ -26,6 +26,7 @@ import numpy as np
 from ..formulations import MKLData
 from ..regularizers import LpBall
 from ..results.result import Certificate
+from ._newton_step import SecondOrder
 from .lp_master import LPMaster, polyhedral_set
 
 __all__ = ["WeightStep"]
@@ -49,8 +50,7 @@ class WeightStep:
         self.master = _master(data)
         self.max_cuts = int(max_cuts)
         self.cuts: list[tuple[float, np.ndarray]] = []
-        self.newton = _newton(data) if self.master is not None and second_order else None
-        self.best_gap, self.idle = math.inf, 0
+        self.second = SecondOrder.of(data) if self.master is not None and second_order else None
 
     def __call__(self, mu: np.ndarray, cert: Certificate,
                  Kc: np.ndarray | None = None) -> tuple[np.ndarray, float]:
@@ -67,44 +67,13 @@ class WeightStep:
             self.master.drop_cut(drop)
             del self.cuts[drop]
         weights, eta = self.master.solve()
-        second = self._second_order(mu, cert, Kc)
+        second = None if self.second is None or Kc is None else self.second(mu, cert, Kc)
         return reg.into_set(weights if second is None else second), eta
-
-    def _second_order(self, mu: np.ndarray, cert: Certificate, Kc: np.ndarray | None) -> np.ndarray | None:
-        """The second-order step's weights, or None for the cutting plane's: where it does not
-        apply, its model cannot be made, or it left the best certified gap where it was for
-        :data:`NEWTON_PATIENCE` steps in a row (then for good)."""
-        if self.newton is None or Kc is None:
-            return None
-        if cert.rel_gap < self.best_gap:
-            self.best_gap, self.idle = cert.rel_gap, 0
-        else:
-            self.idle += 1
-        if self.idle > NEWTON_PATIENCE:
-            self.newton = None
-            return None
-        H = self.newton.hessian(mu, cert.alpha, Kc)
-        return None if H is None else self.newton(mu, cert.s, H)
 
 
 def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
     offset, s = cut
     return 0.5 * float(s @ mu) - offset
-
-
-#: Newton steps in a row that may leave the best certified gap where it was before the
-#: cutting plane takes over for good.
-NEWTON_PATIENCE = 5
-
-
-def _newton(data: MKLData):
-    """The second-order step where it applies: binary hinge loss on a dense stack."""
-    from ._newton_step import NewtonStep
-
-    dense = not getattr(data.kernels, "lazy", False) and not getattr(data.kernels, "factored", False)
-    if data.loss.name != "hinge" or not dense:
-        return None
-    return NewtonStep(polyhedral_set(data.regularizer, data.M), data.kernels.K, np.asarray(data.y, dtype=float), data.C)
 
 
 def _master(data: MKLData) -> LPMaster | None:

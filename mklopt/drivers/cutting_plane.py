@@ -17,6 +17,13 @@ compiled once with ``cp.Parameter`` cut storage of fixed capacity (with the
 cuts as constants, compiled at each solve, where capacity x M exceeds
 :data:`PARAMETRIC_ENTRIES`); beyond the capacity, inactive cuts are dropped (in both).
 
+For the binary hinge loss on a dense stack and a polyhedral Θ the next weights are the
+second-order step's (:mod:`~mklopt.drivers._newton_step`, HessianMKL: the minimizer over Θ
+of the quadratic model of the SVM's optimum in μ, made at the SVM solution the oracle just
+returned) while it keeps improving the certified gap, the master's otherwise
+(``second_order=False``: the master's always); the cuts and the master's lower bound are
+kept either way.
+
 ``master="taylor"`` (teaching option, Lp balls only) replaces
 :math:`\\|\\mu\\|_p^p\\le1` by the thesis' sequence of second-order Taylor
 expansions with projection onto the sphere; its master value is then not a
@@ -32,13 +39,14 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from .._options import Choice, Integer
+from .._options import Choice, Flag, Integer
 from .. import backends as bk
 from ..exceptions import InvalidInputError, SolverError
 from ..formulations import MKLData
 from ..regularizers import L1, LpBall
 from .base import Driver, Step
 from .inner import make_inner
+from ._newton_step import SecondOrder
 from .lp_master import LPMaster, polyhedral_set
 
 
@@ -52,11 +60,11 @@ class CuttingPlane(Driver):
               "(an LP for the simplex) picks the next weights")
     notes = 'the choice for p = 1; `master="taylor"` teaches the thesis\' second-order variant'
     name = "cutting_plane"
-    options = {"max_cuts": Integer(1), "master": Choice(("exact", "taylor"))}
+    options = {"max_cuts": Integer(1), "master": Choice(("exact", "taylor")), "second_order": Flag()}
 
     def __init__(self, data: MKLData, *, inner="smo", tol: float = 1e-4, backend=None,
                  max_cuts: int = 200, master: str = "exact", master_backend=None,
-                 init_weights=None) -> None:
+                 init_weights=None, second_order: bool = True) -> None:
         super().__init__(data)
         self.tol = tol
         if master not in ("exact", "taylor"):
@@ -74,6 +82,7 @@ class CuttingPlane(Driver):
         self.ages = np.zeros((0,), dtype=int)
         self._build_master(master_backend)
         self.lp = self._fast_master() if master == "exact" and master_backend is None else None
+        self.second = SecondOrder.of(data) if self.lp is not None and second_order else None
         self.master_seconds: list[float] = []
 
     # ------------------------------------------------------------- master
@@ -229,6 +238,8 @@ class CuttingPlane(Driver):
         if cert.consistent() and cert.rel_gap <= self.tol:
             return Step(alpha, cert, weights, extra={"master": -math.inf, "cuts": int(self.offsets.size)})
         mu_next, master_value = self._solve_master()
+        second = None if self.second is None else self.second(weights, cert)
+        mu_next = mu_next if second is None else self.data.regularizer.into_set(second)
         return Step(alpha, cert, mu_next, lower=master_value,
                     extra={"master": master_value, "cuts": int(self.offsets.size),
                            "master_time": self.master_seconds[-1]})
