@@ -38,6 +38,12 @@ what makes the wrapper the faster one on a dense stack of letter at n = 8,000 an
 (14 s against chunking's 26 s there); on 2 cores the crossing lies between about 400
 points (5 kernels, ℓ1) and 1,400 (50 kernels, p = 4/3, C = 1).
 
+The constants were fitted before the second-order weight step
+(:mod:`mklopt.drivers._newton_step`), which both drivers take on a dense stack for ℓ1 and
+the binary hinge loss: it cuts the steps and iterations where the optimum lies inside the
+simplex with several kernels (on letter's RBF widths the weights are sparse and the counts
+stay as fitted), for the core and the cutting plane alike.
+
 Kernels that would need a dense stack above ``lazy_bytes`` but can be computed on the
 fly always go to the core: the outer loops need the stack, the core does not.
 """
