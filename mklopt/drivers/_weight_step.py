@@ -66,9 +66,11 @@ class WeightStep:
             drop = int(np.argmax(slack))
             self.master.drop_cut(drop)
             del self.cuts[drop]
-        weights, eta = self.master.solve()
         second = None if self.second is None or Kc is None else self.second(mu, cert, Kc)
-        return reg.into_set(weights if second is None else second), eta
+        if second is not None:  # the master's bound is not needed to go on: the certificate decides
+            return reg.into_set(second), -math.inf
+        weights, eta = self.master.solve()
+        return reg.into_set(weights), eta
 
 
 def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
