@@ -28,7 +28,6 @@ step does not help (:class:`~mklopt.drivers._weight_step.WeightStep`).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .lp_master import TOLERANCE, PolyhedralSet
 
@@ -108,11 +107,14 @@ class NewtonStep:
         Q[np.diag_indices_from(Q)] += RIDGE * max(float(np.trace(Q)) / free.size, 1e-300)
         bordered = np.block([[Q, yF[:, None]], [yF[None, :], np.zeros((1, 1))]])
         rhs = np.vstack([B, np.zeros((1, self.M))])
-        try:
-            X = scipy.linalg.solve(bordered, rhs, assume_a="sym", check_finite=False)[:free.size]
-        except (scipy.linalg.LinAlgError, ValueError):
-            return None
-        H = B.T @ X
+        # NumPy's LU: no warning on an ill-conditioned system (a low-rank K_mu); a poor model
+        # only costs a step, the certificate decides
+        with np.errstate(all="ignore"):
+            try:
+                X = np.linalg.solve(bordered, rhs)[:free.size]
+            except np.linalg.LinAlgError:
+                return None
+            H = B.T @ X
         if not np.all(np.isfinite(H)):
             return None
         # PSD in exact arithmetic; eigenvalues floored for a well-posed QP (cond <= 1/FLOOR)
