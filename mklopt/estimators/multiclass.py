@@ -46,15 +46,15 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     libsvm's one-vs-one (k(k-1)/2 problems on about 2n/k points) beats one-vs-rest (k problems
     on n points) for plain SVMs because the SMO's cost grows faster than linearly in the points.
     mklopt's problems carry a fixed cost each, though (the outer loop's weight steps and
-    certificates: about 14-20 weight steps a problem whatever its size, ~0.6 ms of each outside
-    the SMO pairs), and on a dense stack the interleaved core solves a one-vs-rest class on n
+    certificates: a few weight steps a problem whatever its size, 4-9 on digits with the
+    second-order step, ~0.6 ms of each outside the SMO pairs), and on a dense stack the interleaved core solves a one-vs-rest class on n
     points in far less than quadratic time: there one-vs-rest is the faster. Where the dense
     stack of all n points would exceed the estimators' memory threshold (2 GB) and the kernels
     are computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
     :math:`O(Md)` per point over all n points, k times over, while each pair is solved on a
     dense stack of its own points, built once (:func:`~.one_vs_one.solve_pairs`): there
     one-vs-one is the faster. Measured on 2 cores (default kernels, C = 1, one run each):
-    digits (10 classes, 1,797 points, dense) one-vs-one 0.57 s against one-vs-rest 0.39 s;
+    digits (10 classes, 1,257 training points, dense) one-vs-one 0.33 s against one-vs-rest 0.19 s;
     letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at 6,000 9.5 s against 7.9 s
     (dense), at 8,000 7.1 s (the pairs in processes) against 41.7 s (on the fly).
     ``"shared"`` (one weight vector for all classes) is another model, never chosen.
