@@ -245,3 +245,24 @@ def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(win
                          ([-1, 2], r"\[0, 30\)"), ([3, 3], "repeats")):
         with pytest.raises(KernelError, match=message):
             ks.points(bad)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_all_problems_decide_in_one_product_as_each_alone(wine, multiclass, precomputed):
+    """The decision values of every class or pair at once (one pass over the test kernels)
+    are each problem's own :math:`\\sum_m \\mu_m T_m c + b`, from its result."""
+    from mklopt.kernels import kernel_stack
+
+    X, y, Xt, _ = wine
+    if precomputed:
+        train = np.moveaxis(mklopt.KernelSet.from_data(X, SPECS).K, 0, 2)
+        test = np.moveaxis(kernel_stack(Xt, SPECS, X), 0, 2)
+        clf = mklopt.MKLClassifier(kernels="precomputed", multiclass=multiclass,
+                                   decision_function_shape="ovo").fit(train, y)
+        T = clf._scales[:, None, None] * np.moveaxis(test, 2, 0)
+    else:
+        clf = mklopt.MKLClassifier(kernels=SPECS, multiclass=multiclass, decision_function_shape="ovo").fit(X, y)
+        T = clf._scales[:, None, None] * kernel_stack(Xt, clf.kernel_specs_, X)
+    alone = np.column_stack([np.einsum("m,mij,j->i", r.weights, T, r.dual_coef) + r.bias for r in clf.result_])
+    np.testing.assert_allclose(clf.decision_function(test if precomputed else Xt), alone, rtol=1e-12, atol=1e-12)

@@ -66,5 +66,15 @@ class StoredModel:
                           for w, v, b in zip(self._weights, self._primal, self._biases)]
                 return scores[0] if len(scores) == 1 else np.column_stack(scores)
             T = self._test_kernels(X)
+        if len(self._coef) > 1 and all(np.ndim(c) == 1 and np.ndim(b) == 0
+                                       for c, b in zip(self._coef, self._biases)):
+            return self._problems_at_once(T)
         scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
         return scores[0] if len(scores) == 1 else np.column_stack(scores)
+
+    def _problems_at_once(self, T: np.ndarray) -> np.ndarray:
+        """Every binary problem's :math:`f_r = \\sum_m \\mu_{r,m} T_m c_r + b_r` in one product
+        with the test stack (one-vs-rest classes, one-vs-one pairs: one pass over it, not one
+        per problem), shape (n_test, problems)."""
+        W = np.array(self._weights)[:, :, None] * np.array(self._coef)[:, None, :]  # (R, M, n_SV)
+        return np.tensordot(T, W, axes=([0, 2], [1, 2])) + np.array(self._biases, dtype=float)
