@@ -47,7 +47,8 @@ RIDGE = 1e-10
 
 
 class NewtonStep:
-    """``step(mu, alpha, Kc, s) -> weights or None`` on a dense stack (``kernels.K``).
+    """The quadratic model on a dense stack: ``hessian(mu, alpha, Kc)``, then ``step(mu, s, H)``
+    for the model's minimizer over Θ (either None where it cannot be had).
 
     Parameters
     ----------
@@ -92,36 +93,34 @@ class NewtonStep:
         free = np.flatnonzero((alpha > 1e-12 * self.C) & (alpha < (1.0 - 1e-12) * self.C))
         if free.size == 0 or free.size > MAX_FREE:
             return None
+        B = self._gradient_rows(free, alpha, Kc).T * self.y[free][:, None]  # (|F|, M)
+        # NumPy's LU: no warning on an ill-conditioned system (a low-rank K_mu); a poor model
+        # only costs a step, the certificate decides
+        with np.errstate(all="ignore"):
+            try:
+                X = np.linalg.solve(self._bordered(mu, free), np.vstack([B, np.zeros((1, self.M))]))
+            except np.linalg.LinAlgError:
+                return None
+            H = B.T @ X[:free.size]
+        return _floored(H) if np.all(np.isfinite(H)) else None
+
+    def _gradient_rows(self, free: np.ndarray, alpha: np.ndarray, Kc: np.ndarray | None) -> np.ndarray:
+        """:math:`(K_m(y\\circ\\alpha))_F`, shape (M, |F|)."""
+        if Kc is not None:
+            return Kc[:, free]
+        support = np.flatnonzero(alpha)
+        coef = self.y[support] * alpha[support]
+        return np.stack([K.take(free, axis=0).take(support, axis=1) @ coef for K in self.K])
+
+    def _bordered(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
+        """:math:`\\begin{pmatrix}Q_{FF}&y_F\\\\y_F^\\top&0\\end{pmatrix}`, :math:`Q_{FF}` with its ridge."""
         yF = self.y[free]
-        if Kc is None:
-            support = np.flatnonzero(alpha)
-            coef = self.y[support] * alpha[support]
-            rows = np.stack([K.take(free, axis=0).take(support, axis=1) @ coef for K in self.K])
-        else:
-            rows = Kc[:, free]
-        B = rows.T * yF[:, None]  # (|F|, M)
         Q = np.zeros((free.size, free.size))
         for m in np.flatnonzero(mu > 0):  # rows, then columns: two contiguous gathers (4x np.ix_'s speed)
             Q += mu[m] * self.K[m].take(free, axis=0).take(free, axis=1)
         Q *= np.outer(yF, yF)
         Q[np.diag_indices_from(Q)] += RIDGE * max(float(np.trace(Q)) / free.size, 1e-300)
-        bordered = np.block([[Q, yF[:, None]], [yF[None, :], np.zeros((1, 1))]])
-        rhs = np.vstack([B, np.zeros((1, self.M))])
-        # NumPy's LU: no warning on an ill-conditioned system (a low-rank K_mu); a poor model
-        # only costs a step, the certificate decides
-        with np.errstate(all="ignore"):
-            try:
-                X = np.linalg.solve(bordered, rhs)[:free.size]
-            except np.linalg.LinAlgError:
-                return None
-            H = B.T @ X
-        if not np.all(np.isfinite(H)):
-            return None
-        # PSD in exact arithmetic; eigenvalues floored for a well-posed QP (cond <= 1/FLOOR)
-        values, vectors = np.linalg.eigh(0.5 * (H + H.T))
-        if values[-1] <= 0.0:
-            return None
-        return (vectors * np.maximum(values, FLOOR * values[-1])) @ vectors.T
+        return np.block([[Q, yF[:, None]], [yF[None, :], np.zeros((1, 1))]])
 
     def __call__(self, mu: np.ndarray, s: np.ndarray, H: np.ndarray) -> np.ndarray | None:
         """The minimizer of the quadratic model over Θ (None where HiGHS does not end optimal)."""
@@ -134,6 +133,15 @@ class NewtonStep:
             self.h.clearSolver()
             return None
         return np.asarray(self.h.getSolution().col_value, dtype=float)[:self.M].copy()
+
+
+def _floored(H: np.ndarray) -> np.ndarray | None:
+    """``H`` (PSD in exact arithmetic) with its eigenvalues floored at :data:`FLOOR` of the
+    largest, for a well-posed QP; None where it has no positive eigenvalue."""
+    values, vectors = np.linalg.eigh(0.5 * (H + H.T))
+    if values[-1] <= 0.0:
+        return None
+    return (vectors * np.maximum(values, FLOOR * values[-1])) @ vectors.T
 
 
 class SecondOrder:
