@@ -35,6 +35,7 @@ round, cv = 2, 600 Multiple Features points (seconds).
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from pathlib import Path
@@ -96,7 +97,7 @@ def precomputed_against_specs(X, y, Xt, yt, repeat: int) -> dict:
     rows = {}
     for multiclass in ("auto", "ovo"):
         for label, data, data_t, kernels in (("specs", X, Xt, None), ("precomputed", train, test, "precomputed")):
-            make = lambda: mklopt.MKLClassifier(kernels=kernels, multiclass=multiclass)  # noqa: E731
+            make = functools.partial(mklopt.MKLClassifier, kernels=kernels, multiclass=multiclass)
             make().fit(data, y)  # warm
             times = []
             for _ in range(repeat):

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lp_master import TOLERANCE, PolyhedralSet
+from ..kernels._stack import dense_stack
+from .lp_master import PolyhedralSet, theta_model
 
 __all__ = ["NewtonStep", "SecondOrder", "MAX_FREE", "PATIENCE"]
 
@@ -68,17 +69,8 @@ class NewtonStep:
         self._highspy = highspy
         self.K, self.y, self.C = K, y, float(C)
         self.M = K.shape[0]
-        h = highspy.Highs()
-        for option, value in (("output_flag", False), ("presolve", "off"),
-                              ("primal_feasibility_tolerance", TOLERANCE),
-                              ("dual_feasibility_tolerance", TOLERANCE),
-                              ("qp_iteration_limit", QP_ITERATIONS)):
-            h.setOptionValue(option, value)
-        inf = h.getInfinity()
-        h.addVars(self.M, np.zeros(self.M), np.where(np.isinf(theta.upper), inf, theta.upper))
+        h = theta_model(theta, qp_iteration_limit=QP_ITERATIONS)
         self.columns = np.arange(self.M, dtype=np.int32)
-        if theta.a is not None:
-            h.addRow(-inf, 1.0, self.M, self.columns, np.asarray(theta.a, dtype=float))
         rows, cols = np.tril_indices(self.M)  # the Hessian's lower triangle, column by column
         order = np.lexsort((rows, cols))
         self.lower = (rows[order], cols[order])
@@ -163,8 +155,7 @@ class SecondOrder:
         from .lp_master import polyhedral_set
 
         theta = polyhedral_set(data.regularizer, data.M)
-        dense = not getattr(data.kernels, "lazy", False) and not getattr(data.kernels, "factored", False)
-        if theta is None or data.loss.name != "hinge" or not dense:
+        if theta is None or data.loss.name != "hinge" or not dense_stack(data.kernels):
             return None
         return cls(NewtonStep(theta, data.kernels.K, np.asarray(data.y, dtype=float), data.C))
 

@@ -34,7 +34,7 @@ import numpy as np
 from ..exceptions import SolverError
 from ..regularizers import L1, LpBall, Regularizer, WeightedL1
 
-__all__ = ["PolyhedralSet", "polyhedral_set", "LPMaster"]
+__all__ = ["PolyhedralSet", "polyhedral_set", "theta_model", "LPMaster"]
 
 #: HiGHS' primal and dual feasibility tolerances (absolute), and the last try's.
 TOLERANCE, LOOSE_TOLERANCE = 1e-10, 1e-9
@@ -66,6 +66,24 @@ def polyhedral_set(reg: Regularizer, M: int) -> PolyhedralSet | None:
     return None
 
 
+def theta_model(theta: PolyhedralSet, **options):
+    """A quiet ``highspy.Highs`` model of Θ: columns :math:`\\mu_1..\\mu_M` in
+    :math:`[0, u]`, row 0 :math:`a^\\top\\mu\\le 1` where there is one, feasibility tolerances
+    :data:`TOLERANCE` (and ``options``)."""
+    import highspy
+
+    h = highspy.Highs()
+    settings = {"output_flag": False, "presolve": "off", "primal_feasibility_tolerance": TOLERANCE,
+                "dual_feasibility_tolerance": TOLERANCE, **options}
+    for option, value in settings.items():
+        h.setOptionValue(option, value)
+    inf, M = h.getInfinity(), theta.upper.size
+    h.addVars(M, np.zeros(M), np.where(np.isinf(theta.upper), inf, theta.upper))
+    if theta.a is not None:
+        h.addRow(-inf, 1.0, M, np.arange(M, dtype=np.int32), np.asarray(theta.a, dtype=float))
+    return h
+
+
 class LPMaster:
     """The SILP master over a polyhedral Θ, kept in one HiGHS model between solves.
 
@@ -84,21 +102,12 @@ class LPMaster:
 
         self._highspy = highspy
         self.M = theta.upper.size
-        h = highspy.Highs()
-        for option, value in (("output_flag", False), ("presolve", "off")):
-            h.setOptionValue(option, value)
+        h = theta_model(theta)
         inf = h.getInfinity()
-        upper = np.where(np.isinf(theta.upper), inf, theta.upper)
-        h.addVars(self.M, np.zeros(self.M), upper)
         h.addVar(-inf, inf)  # eta
         h.changeColCost(self.M, 1.0)
-        self._first_cut = 0
-        if theta.a is not None:
-            idx = np.arange(self.M, dtype=np.int32)
-            h.addRow(-inf, 1.0, self.M, idx, np.asarray(theta.a, dtype=float))
-            self._first_cut = 1
+        self._first_cut = 0 if theta.a is None else 1
         self.h, self.inf, self.n_cuts = h, inf, 0
-        self._tolerances(TOLERANCE)
         self._cols = np.arange(self.M + 1, dtype=np.int32)
 
     def add_cut(self, offset: float, s: np.ndarray) -> None:

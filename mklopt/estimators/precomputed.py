@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
+from ..kernels._stack import dense_stack
 
 __all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_stack", "check_normalization"]
 
@@ -45,7 +46,7 @@ def _as_float_array(X: Any, what: str) -> np.ndarray:
 
 def dense_kernel_set(X: Any) -> bool:
     """Whether ``X`` is a dense :class:`~mklopt.kernels.KernelSet` (validated when it was made)."""
-    return getattr(X, "factored", None) is False and not getattr(X, "lazy", False)
+    return getattr(X, "factored", None) is False and dense_stack(X)
 
 
 def training_stack(X: Any, copy: bool = False) -> np.ndarray:

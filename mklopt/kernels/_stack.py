@@ -21,11 +21,17 @@ from ._threads import granted_threads
 from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
 
-__all__ = ["as_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
+__all__ = ["as_stack", "dense_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
            "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
+
+
+def dense_stack(kernels: Any) -> bool:
+    """Whether a kernel set holds its kernels as a dense (M, n, n) stack ``kernels.K`` (not
+    low-rank factors, not computed on the fly)."""
+    return not getattr(kernels, "lazy", False) and not getattr(kernels, "factored", False)
 
 
 def sketch_vectors(n: int) -> np.ndarray:

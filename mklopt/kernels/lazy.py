@@ -36,7 +36,7 @@ from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
 from ._build import built_kernel_set
-from ._stack import OwnedStack, check_names, check_points
+from ._stack import OwnedStack, check_names, check_points, dense_stack
 from .._compiled.column_cache import new_cache
 from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
 from .._compiled.gradient_updates import add_columns
@@ -277,7 +277,7 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     rng = np.random.default_rng(kernels.n)
     index = np.sort(rng.choice(kernels.n, size=min(size, kernels.n), replace=False)).astype(np.int64)
     W = rng.standard_normal((index.size, 3))
-    if not getattr(kernels, "lazy", False) and not getattr(kernels, "factored", False):
+    if dense_stack(kernels):
         block = kernels.K[:, index][:, :, index]  # a dense stack: its entries (no compiled code)
         return np.einsum("ia,mij,jb->mab", W, block, W)
     block = np.empty((kernels.M, index.size, index.size))
