@@ -254,7 +254,9 @@ class KernelSet(_Normalizing, _Spectral):
         or a boolean mask of the n points), normalized as this set (a subproblem of this
         training set: the pairs of one-vs-one)."""
         index = check_points(index, self.n)
-        sub = self._derived(self.K[:, index[:, None], index[None, :]], self.names)  # one gather
+        entries = (index[:, None] * self.n + index).ravel()  # one flat gather (half np.ix_'s time)
+        stack = self.K.reshape(self.M, -1).take(entries, axis=1).reshape(self.M, index.size, index.size)
+        sub = self._derived(stack, self.names)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub
 
