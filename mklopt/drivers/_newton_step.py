@@ -77,15 +77,10 @@ class NewtonStep:
         if free.size == 0 or free.size > MAX_FREE:
             return None
         B = self._gradient_rows(free, alpha, Kc).T * self.y[free][:, None]  # (|F|, M)
-        # NumPy's LU: no warning on an ill-conditioned system (a low-rank K_mu); a poor model
-        # only costs a step, the certificate decides
+        # a poor model (a low-rank K_mu) only costs a step, the certificate decides: no warnings
         with np.errstate(all="ignore"):
-            try:
-                X = np.linalg.solve(self._bordered(mu, free), np.vstack([B, np.zeros((1, self.M))]))
-            except np.linalg.LinAlgError:
-                return None
-            H = B.T @ X[:free.size]
-        return _floored(H) if np.all(np.isfinite(H)) else None
+            H = _bordered_product(self._free_block(mu, free), self.y[free], B)
+        return None if H is None or not np.all(np.isfinite(H)) else _floored(H)
 
     def _gradient_rows(self, free: np.ndarray, alpha: np.ndarray, Kc: np.ndarray | None) -> np.ndarray:
         """:math:`(K_m(y\\circ\\alpha))_F`, shape (M, |F|)."""
@@ -95,22 +90,45 @@ class NewtonStep:
         coef = self.y[support] * alpha[support]
         return np.stack([K.take(free, axis=0).take(support, axis=1) @ coef for K in self.K])
 
-    def _bordered(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
-        """:math:`\\begin{pmatrix}Q_{FF}&y_F\\\\y_F^\\top&0\\end{pmatrix}`, :math:`Q_{FF}` with its ridge."""
-        yF, k = self.y[free], free.size
-        bordered = np.zeros((k + 1, k + 1))
-        Q = bordered[:k, :k]
-        n = self.K.shape[1]
+    def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
+        """:math:`Q_{FF} = (YK_\\mu Y)_{FF}` with its ridge."""
+        yF, k, n = self.y[free], free.size, self.K.shape[1]
         entries = (free[:, None] * n + free).ravel()  # one flat gather of the |F|² entries per kernel
-        Q[:] = (mu @ self.K.reshape(self.M, -1).take(entries, axis=1)).reshape(k, k)
+        Q = (mu @ self.K.reshape(self.M, -1).take(entries, axis=1)).reshape(k, k)
         Q *= np.outer(yF, yF)
         Q[np.diag_indices(k)] += RIDGE * max(float(np.trace(Q)) / k, 1e-300)
-        bordered[:k, k] = bordered[k, :k] = yF
-        return bordered
+        return Q
 
     def __call__(self, mu: np.ndarray, s: np.ndarray, H: np.ndarray) -> np.ndarray | None:
         """The minimizer of the quadratic model over Θ (None where HiGHS does not end optimal)."""
         return self.qp(mu, -0.5 * s - H @ mu, H)
+
+
+def _bordered_product(Q: np.ndarray, yF: np.ndarray, B: np.ndarray) -> np.ndarray | None:
+    """:math:`B^\\top X` of the bordered system: by Cholesky of :math:`Q_{FF}` and the Schur
+    complement of the border,
+
+    .. math:: B^\\top X = B^\\top Q^{-1}B - \\frac{(B^\\top Q^{-1}y_F)(B^\\top Q^{-1}y_F)^\\top}
+              {y_F^\\top Q^{-1}y_F}
+
+    (half the work of an LU of the bordered matrix), by that LU where :math:`Q_{FF}` is not
+    numerically positive definite; None where the system is singular."""
+    import scipy.linalg
+
+    try:
+        factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        k = yF.size
+        bordered = np.zeros((k + 1, k + 1))
+        bordered[:k, :k], bordered[:k, k], bordered[k, :k] = Q, yF, yF
+        try:
+            X = np.linalg.solve(bordered, np.vstack([B, np.zeros((1, B.shape[1]))]))
+        except np.linalg.LinAlgError:
+            return None
+        return B.T @ X[:k]
+    solved = scipy.linalg.cho_solve(factor, np.column_stack([B, yF]), check_finite=False)
+    border = B.T @ solved[:, -1]  # B^T Q^{-1} y_F
+    return B.T @ solved[:, :-1] - np.outer(border, border) / float(yF @ solved[:, -1])
 
 
 def _floored(H: np.ndarray) -> np.ndarray | None:

@@ -43,6 +43,7 @@ from ..regularizers import Fixed, LpBall, as_regularizer
 from ..regularizers.sets import Penalty
 from ..results.result import MKLResult
 from .cost import choose_driver
+from . import _kernel_reuse
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
@@ -198,9 +199,10 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         if rank is None and lazy_possible and self._on_the_fly(n):
             self.rank_ = None
             ks = KernelSet.from_data(X, self.kernel_specs_, lazy=True, normalization=self.normalization)
-        elif rank is None:
+        elif rank is None:  # a grid search's next fit on the same features reuses the set
             self.rank_ = None
-            ks = KernelSet.from_data(X, self.kernel_specs_, normalization=self.normalization, theta=theta)
+            ks = _kernel_reuse.reused(X, self.kernel_specs_, self.normalization, theta, lambda: KernelSet.from_data(
+                X, self.kernel_specs_, normalization=self.normalization, theta=theta))
         else:  # low-rank factors; a Nystroem approximation has at most n landmarks
             self.rank_ = min(check_rank(rank), X.shape[0])
             ks = KernelSet.from_data(X, self.kernel_specs_, rank=self.rank_,

@@ -1,0 +1,91 @@
+"""The last fit's training kernels reused by the next fit on the same features (a grid search).
+
+References: the same fits with the kept set forgotten before each (kernels built afresh);
+counts of kernel builds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.model_selection import GridSearchCV
+
+import mklopt
+from mklopt import KernelSet
+from mklopt.estimators import _kernel_reuse
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The number of dense kernel sets built from features so far."""
+    _kernel_reuse.forget()
+    made = []
+    real = KernelSet.from_data.__func__
+
+    def counted(cls, *args, **kwargs):
+        made.append(1)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(KernelSet, "from_data", classmethod(counted))
+    yield made
+    _kernel_reuse.forget()
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return X[::2].copy(), y[::2]
+
+
+def test_a_second_fit_on_the_same_features_reuses_the_kernels_and_agrees(builds, iris):
+    X, y = iris
+    first = mklopt.MKLClassifier(C=1.0).fit(X, y)
+    second = mklopt.MKLClassifier(C=10.0).fit(X, y)
+    assert len(builds) == 1
+    _kernel_reuse.forget()
+    fresh = mklopt.MKLClassifier(C=10.0).fit(X, y)
+    assert len(builds) == 2
+    np.testing.assert_allclose(second.weights_, fresh.weights_, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(second.predict(X), fresh.predict(X))
+    assert first.weights_.shape == second.weights_.shape
+
+
+def test_features_changed_in_place_are_built_again(builds, iris):
+    X, y = iris
+    X = X.copy()
+    mklopt.MKLClassifier().fit(X, y)
+    X[0, 0] += 1e-9  # one entry, in place: the digest changes
+    mklopt.MKLClassifier().fit(X, y)
+    assert len(builds) == 2
+
+
+@pytest.mark.parametrize("change", ["specs", "normalization"])
+def test_other_specs_or_normalization_are_built_again(builds, iris, change):
+    X, y = iris
+    mklopt.MKLClassifier(kernels=[("rbf", {"gamma": 0.1}), "linear"]).fit(X, y)
+    other = {"specs": {"kernels": [("rbf", {"gamma": 0.2}), "linear"]},
+             "normalization": {"kernels": [("rbf", {"gamma": 0.1}), "linear"], "normalization": "trace"}}[change]
+    mklopt.MKLClassifier(**other).fit(X, y)
+    assert len(builds) == 2
+
+
+def test_a_callable_kernel_is_never_reused(builds, iris):
+    X, y = iris
+    for _ in range(2):
+        mklopt.MKLClassifier(kernels=[lambda A, B: A @ B.T, "rbf"]).fit(X, y)
+    assert len(builds) == 2
+
+
+def test_a_set_over_the_size_limit_is_not_kept(builds, iris, monkeypatch):
+    monkeypatch.setattr(_kernel_reuse, "REUSE_BYTES", 0)
+    X, y = iris
+    for _ in range(2):
+        mklopt.MKLClassifier().fit(X, y)
+    assert len(builds) == 2
+
+
+def test_a_grid_search_builds_each_folds_kernels_once(builds, iris):
+    X, y = iris
+    GridSearchCV(mklopt.MKLClassifier(), {"C": [0.1, 1.0, 10.0]}, cv=3).fit(X, y)
+    assert len(builds) == 3 + 1  # three folds, then the refit on all points
