@@ -54,9 +54,9 @@ from mklopt.plotting import save_figure
 def _timed(model, X, y) -> float:
     """Seconds of ``model.fit(X, y)``, the first fit on X: no kernels kept from an earlier fit
     (a grid search's later fits on the same fold reuse them, as a user's do)."""
-    from mklopt.estimators import _kernel_reuse
+    from mklopt.estimators import forget_kernels
 
-    _kernel_reuse.forget()
+    forget_kernels()
     start = time.perf_counter()
     model.fit(X, y)
     return time.perf_counter() - start

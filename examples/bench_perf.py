@@ -192,7 +192,7 @@ def run(sizes, kernel_counts, tol: float = 1e-3, memory: bool = True,
 
 def estimator_vs_svc(n: int = 1000, M: int = 10, repeats: int = 3) -> dict:
     """Default ``MKLClassifier`` (M RBF kernels) against one RBF ``SVC``, same data, same run."""
-    from mklopt.estimators._kernel_reuse import forget
+    from mklopt.estimators import forget_kernels
 
     X, digit = load_digits(return_X_y=True)
     X, y = X / 16.0, np.where(digit % 2 == 1, 1, -1)
@@ -201,7 +201,8 @@ def estimator_vs_svc(n: int = 1000, M: int = 10, repeats: int = 3) -> dict:
     specs = [("rbf", {"gamma": float(g)}) for g in gammas]
     svc_time = best_of(lambda: SVC(kernel="rbf", gamma="scale").fit(X_tr, y_tr), repeats)
     svc = SVC(kernel="rbf", gamma="scale").fit(X_tr, y_tr)
-    wall = best_of(lambda: forget() or mklopt.MKLClassifier(kernels=specs).fit(X_tr, y_tr), repeats)  # kernels built each time
+    wall = best_of(lambda: forget_kernels() or mklopt.MKLClassifier(kernels=specs).fit(X_tr, y_tr),
+                   repeats)  # the kernels built in each fit
     clf = mklopt.MKLClassifier(kernels=specs).fit(X_tr, y_tr)
     construction = best_of(lambda: mklopt.kernels.kernel_stack(X_tr, specs), repeats)
     built = best_of(lambda: mklopt.KernelSet.from_data(X_tr, specs, normalization="multiplicative"),

@@ -220,14 +220,14 @@ def grid_searches(repeat: int) -> list[dict]:
     from sklearn.preprocessing import StandardScaler
 
     import mklopt
-    from mklopt.estimators._kernel_reuse import forget
+    from mklopt.estimators import forget_kernels
 
     X, y = load_digits(return_X_y=True)
     y = y % 2
 
     def search(jobs: int) -> float:
         model = make_pipeline(StandardScaler(), mklopt.MKLClassifier())
-        forget()  # each search starts without the last one's kernels
+        forget_kernels()  # each search starts without the last one's kernels
         start = time.perf_counter()
         GridSearchCV(model, {"mklclassifier__C": [0.1, 1, 10, 100]}, cv=3, n_jobs=jobs).fit(X, y)
         return time.perf_counter() - start

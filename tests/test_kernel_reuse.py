@@ -19,7 +19,7 @@ from mklopt.estimators import _kernel_reuse
 @pytest.fixture
 def builds(monkeypatch):
     """The number of dense kernel sets built from features so far."""
-    _kernel_reuse.forget()
+    _kernel_reuse.forget_kernels()
     made = []
     real = KernelSet.from_data.__func__
 
@@ -29,7 +29,7 @@ def builds(monkeypatch):
 
     monkeypatch.setattr(KernelSet, "from_data", classmethod(counted))
     yield made
-    _kernel_reuse.forget()
+    _kernel_reuse.forget_kernels()
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_a_second_fit_on_the_same_features_reuses_the_kernels_and_agrees(builds,
     first = mklopt.MKLClassifier(C=1.0).fit(X, y)
     second = mklopt.MKLClassifier(C=10.0).fit(X, y)
     assert len(builds) == 1
-    _kernel_reuse.forget()
+    _kernel_reuse.forget_kernels()
     fresh = mklopt.MKLClassifier(C=10.0).fit(X, y)
     assert len(builds) == 2
     np.testing.assert_allclose(second.weights_, fresh.weights_, rtol=0, atol=1e-12)

@@ -27,7 +27,7 @@ from ..formulations import MKLData
 from ..regularizers import LpBall
 from ..results.result import Certificate
 from ._newton_step import SecondOrder
-from .lp_master import LPMaster, polyhedral_set
+from .lp_master import LPMaster, PolyhedralSet, polyhedral_set
 
 __all__ = ["WeightStep"]
 
@@ -47,28 +47,35 @@ class WeightStep:
 
     def __init__(self, data: MKLData, max_cuts: int, second_order: bool = True) -> None:
         self.regularizer = data.regularizer
-        self.master = _master(data)
+        self.theta = _theta(data)
+        self.master: LPMaster | None = None  # made at its first solve: a second-order step needs none
         self.max_cuts = int(max_cuts)
         self.cuts: list[tuple[float, np.ndarray]] = []
-        self.second = SecondOrder.of(data) if self.master is not None and second_order else None
+        self.second = SecondOrder.of(data) if self.theta is not None and second_order else None
 
     def __call__(self, mu: np.ndarray, cert: Certificate,
                  Kc: np.ndarray | None = None) -> tuple[np.ndarray, float]:
         s, reg = cert.s, self.regularizer
         if not np.any(s > 0):  # alpha = 0: nothing to weigh yet
             return mu, -math.inf
-        if self.master is None:
+        if self.theta is None:
             return reg.argmin_weights(mu**2 * s), -math.inf
         self.cuts.append((cert.gain, s.copy()))
-        self.master.add_cut(cert.gain, s)
+        if self.master is not None:
+            self.master.add_cut(cert.gain, s)
         if len(self.cuts) > self.max_cuts:
             slack = [_slack(cut, mu) for cut in self.cuts]
             drop = int(np.argmax(slack))
-            self.master.drop_cut(drop)
+            if self.master is not None:
+                self.master.drop_cut(drop)
             del self.cuts[drop]
         second = None if self.second is None or Kc is None else self.second(mu, cert, Kc)
         if second is not None:  # the master's bound is not needed to go on: the certificate decides
             return reg.into_set(second), -math.inf
+        if self.master is None:
+            self.master = LPMaster(self.theta)
+            for offset, terms in self.cuts:
+                self.master.add_cut(offset, terms)
         weights, eta = self.master.solve()
         return reg.into_set(weights), eta
 
@@ -78,9 +85,9 @@ def _slack(cut: tuple[float, np.ndarray], mu: np.ndarray) -> float:
     return 0.5 * float(s @ mu) - offset
 
 
-def _master(data: MKLData) -> LPMaster | None:
+def _theta(data: MKLData) -> PolyhedralSet | None:
+    """Θ for the cutting-plane master, None for the analytic step and other weight sets."""
     reg = data.regularizer
     if isinstance(reg, LpBall) and 1 < reg.p < math.inf and type(reg) is LpBall:
         return None  # the analytic step
-    theta = polyhedral_set(reg, data.M)
-    return None if theta is None else LPMaster(theta)
+    return polyhedral_set(reg, data.M)

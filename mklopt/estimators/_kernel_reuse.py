@@ -11,7 +11,7 @@ dtype), the resolved specs, the normalization and its θ. Any change to the feat
 in place, changes the digest; the stack is read-only, so no fit can alter what the next
 one reuses. Specs with a callable (a user's kernel function, possibly not a pure function)
 are not reused, nor a set whose build clipped a kernel (the next fit warns again).
-:func:`forget` empties it (the benchmarks time a first fit after it).
+:func:`forget_kernels` empties it (the benchmarks time a first fit after it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["REUSE_BYTES", "reused", "forget"]
+__all__ = ["REUSE_BYTES", "reused", "forget_kernels"]
 
 #: Bytes of dense stacks kept at most, all together (the least recently used go first).
 REUSE_BYTES = 256 * 2**20
@@ -55,7 +55,7 @@ def reused(X: np.ndarray, specs: Sequence[Any], normalization: str | None, theta
     return kernels
 
 
-def forget() -> None:
+def forget_kernels() -> None:
     """Drop the kept kernel sets (their memory is freed once no estimator uses them)."""
     with _lock:
         _kept.clear()
