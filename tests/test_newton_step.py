@@ -7,6 +7,8 @@ exact solution (``mklopt.solve``) of the same problems.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
@@ -16,7 +18,7 @@ import mklopt
 from mklopt import KernelSet
 from mklopt.datasets import load_mfeat
 from mklopt.drivers import _newton_step
-from mklopt.drivers._newton_step import NewtonStep
+from mklopt.drivers._newton_step import NewtonStep, SecondOrder
 from mklopt.drivers.lp_master import polyhedral_set
 from mklopt.regularizers import LpBall
 
@@ -136,3 +138,69 @@ def test_too_many_free_variables_leave_the_step_to_the_cutting_plane(views, monk
     monkeypatch.setattr(NewtonStep, "__call__", lambda *a: called.append(1))
     result = mklopt.fit(ks, y, "chunking", C=1.0, tol=1e-5)
     assert result.status == "converged" and called == []
+
+
+class _ModelFor:
+    """A stand-in model: the first ``models`` calls have a Hessian, the later ones none."""
+
+    def __init__(self, models: int) -> None:
+        self.models = models
+
+    def hessian(self, mu, alpha, Kc=None):
+        self.models -= 1
+        return np.eye(mu.size) if self.models >= 0 else None
+
+    def __call__(self, mu, s, H):
+        return np.full(mu.size, 1.0 / mu.size)
+
+
+def _cert(primal: float, gain: float, s, rel_gap: float):
+    """A certificate's numbers for ℓ1 over two kernels: dual = gain - max(s)/2."""
+    s = np.asarray(s, dtype=float)
+    return SimpleNamespace(primal=primal, gain=gain, s=s, dual=gain - 0.5 * s.max(), rel_gap=rel_gap,
+                           alpha=np.zeros(3))
+
+
+def test_without_a_model_the_weights_stay_while_the_svm_gap_is_most_of_the_gap():
+    """After a model step, a step without a model (too many free variables) keeps the weights
+    while the SVM's own gap at them is more than half the gap, and leaves the step to the
+    cutting plane (None) once the SVM caught up."""
+    mu = np.array([0.5, 0.5])
+    step = SecondOrder(_ModelFor(models=1))
+    assert step(mu, _cert(2.5, 3.0, [2.0, 2.0], 0.3)) is not None  # the model's step
+    # SVM gap 2.5 - (3 - 1) = 0.5 of a gap 2.5 - 2 = 0.5: stay
+    np.testing.assert_array_equal(step(mu, _cert(2.5, 3.0, [2.0, 2.0], 0.2)), mu)
+    # SVM gap 1.6 - (3 - 1.5) = 0.1 of a gap 1.6 - 1 = 0.6: the cutting plane
+    assert step(mu, _cert(1.6, 3.0, [2.0, 4.0], 0.1)) is None
+
+
+def test_before_any_model_step_a_missing_model_leaves_the_step_to_the_cutting_plane():
+    mu = np.array([0.5, 0.5])
+    assert SecondOrder(_ModelFor(models=0))(mu, _cert(2.5, 3.0, [2.0, 2.0], 0.3)) is None
+
+
+def test_up_to_max_free_free_variables_the_model_steps_to_the_end(monkeypatch):
+    """Digits' class 8 against the rest at C = 100 has 400-800 free variables near its optimum:
+    with the model there (MAX_FREE = 800) no cutting-plane step is taken after the first model
+    step and the fit certifies in fewer steps than with the model capped at 400."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    from mklopt.drivers.lp_master import LPMaster
+    from mklopt.estimators import resolve_kernel_specs
+
+    X, target = load_digits(return_X_y=True)
+    X, _, target, _ = train_test_split(X, target, test_size=0.3, random_state=0)  # the benchmark's
+    X = StandardScaler().fit_transform(X)
+    ks = KernelSet.from_data(X, resolve_kernel_specs(None, X), normalization="multiplicative")
+    y = np.where(target == 8, 1.0, -1.0)
+    solves = []
+    real = LPMaster.solve
+    monkeypatch.setattr(LPMaster, "solve", lambda self: solves.append(1) or real(self))
+    wide = mklopt.fit(ks, y, "chunking", C=100.0, tol=1e-4)
+    assert wide.status == "converged" and wide.rel_gap <= 1e-4 and solves == []
+    monkeypatch.setattr(_newton_step, "MAX_FREE", 400)
+    narrow = mklopt.fit(ks, y, "chunking", C=100.0, tol=1e-4)
+    assert narrow.status == "converged" and narrow.rel_gap <= 1e-4 and solves
+    assert wide.iterations < narrow.iterations
+    assert abs(wide.primal - narrow.primal) <= 2e-4 * abs(narrow.primal)

@@ -18,7 +18,7 @@ from .splitting import splits_small
 from .columns import FACTORS, LAZY, map_kernel, dot_column, product_length
 from .rbf_table import accumulate_tabulated, mix_tabulated
 
-__all__ = ["add_columns", "add_columns_into", "update_scratch"]
+__all__ = ["add_columns", "add_columns_into", "add_rows", "update_scratch"]
 
 #: Changed points whose product columns are read together by a gradient update.
 _CHANGED_BLOCK = 64
@@ -126,10 +126,17 @@ def add_columns(oracle, dots, index, delta, G, ktable, blocks=1):
         buffer = np.empty((max(1, min(index.shape[0], _CHANGED_BLOCK)), dots[0].shape[1]))
         basis = np.empty((ktable[5].shape[1], G.shape[1] if ktable[0].shape[0] else 0))
         _add_lazy_columns(oracle, dots, index, delta, G, ktable, buffer, basis, blocks)
-    elif blocks > 1 and (G.shape[0] * G.shape[1] >= PARALLEL_DENSE or splits_small()):
-        _add_dense_kernels(oracle[1], index, delta, G)
     else:
-        _add_dense(oracle[1], index, delta, G)
+        add_rows(oracle[1], index, delta, G, blocks)
+
+
+def add_rows(stack, index, delta, G, blocks=1) -> None:
+    """``G[m] += sum_k delta[k] * K_m[index[k]]`` on a read-only dense (M, n, n) stack (rows:
+    columns of symmetric kernels); the kernels over ``blocks`` threads for large stacks."""
+    if blocks > 1 and (G.shape[0] * G.shape[1] >= PARALLEL_DENSE or splits_small()):
+        _add_dense_kernels(stack, index, delta, G)
+    else:
+        _add_dense(stack, index, delta, G)
 
 
 @locked_cache

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .cache import locked_cache
+from .gradient_updates import add_rows
 from .layout import frozen
 
 __all__ = ["quadratic_terms", "combine"]
 
-#: Below this fraction of non-zero coefficients, only the support rows are read.
-SPARSE_SUPPORT = 0.1
+#: At most this fraction of non-zero coefficients, only the support rows are read (a pass
+#: over the rows in use costs that fraction of a full pass, at the same bandwidth).
+SPARSE_SUPPORT = 0.8
 #: At most this fraction of non-zero weights: :math:`K_\\mu` is summed from those kernels only.
 SPARSE_WEIGHTS = 0.5
 #: Entries of :math:`K_\\mu` summed at a time from the kernels in use (a block and its
@@ -98,14 +101,16 @@ def quadratic_terms(stack: np.ndarray, coef: np.ndarray,
 
     .. math:: (K c)_{m,i} = \\sum_j K_{m,ij}\\, c_j, \\qquad s_m = c^\\top (K c)_m
 
-    One BLAS matrix-vector product over the full stack seen as an
-    (M n, n) matrix (a reshape, no copy). ``np.matmul(stack, coef, out=...)``
-    on the (M, n, n) stack was measured 13x slower (583 ms against 44 ms at
-    n = 1000, M = 50: NumPy's batched loop instead of one GEMV). When fewer than 10% of the coefficients are non-zero
-    and the kernels are symmetric, only the support rows
-    :math:`K_m[S, :]` are read, one kernel at a time through a small buffer
-    (measured at n = 1000, M = 50: the full product takes 15 ms for any
-    support, a gather of the support rows 4 ms at 5% support and 25 ms at 20%).
+    For symmetric kernels with at most :data:`SPARSE_SUPPORT` of the coefficients non-zero,
+    :math:`K_m c = K_m[S, :]^\\top c_S` reads only the support rows, in the compiled loop of
+    the interleaved core's gradient updates
+    (:func:`~mklopt._compiled.gradient_updates.add_columns`: four rows per pass, kernels
+    over the cores for large stacks). Else one BLAS matrix-vector product over the full
+    stack seen as an (M n, n) matrix (a reshape, no copy; ``np.matmul`` on the (M, n, n)
+    stack was measured 13x slower: NumPy's batched loop instead of one GEMV). Measured on
+    one thread, n = 1,257, M = 5: the full product 2.8 ms for any support, the support rows
+    0.32 ms at 20 % support, 1.3 ms at 50 %; n = 1,000, M = 50: 18 ms against 4.1 and 10 ms
+    (a gather of the rows into a buffer, then BLAS, took 11 and 27 ms).
 
     Parameters
     ----------
@@ -129,19 +134,12 @@ def quadratic_terms(stack: np.ndarray, coef: np.ndarray,
     support = np.flatnonzero(coef)
     if support.size == 0:
         return np.zeros(M), np.zeros((M, n))
-    Kc = np.empty((M, n))
     if symmetric and support.size <= SPARSE_SUPPORT * n:
-        _support_rows_product(stack, coef, support, Kc)
+        Kc = np.zeros((M, n))
+        add_rows(frozen(stack), support.astype(np.int64), coef[support], Kc, numba.get_num_threads())
     else:
+        Kc = np.empty((M, n))
         np.dot(stack.reshape(M * n, n), coef, out=Kc.reshape(-1))
     return Kc @ coef, Kc
 
 
-def _support_rows_product(stack: np.ndarray, coef: np.ndarray, support: np.ndarray,
-                          out: np.ndarray) -> None:
-    """:math:`K_m c = K_m[S, :]^\\top c_S` for symmetric kernels, one kernel at a time."""
-    rows = np.empty((support.size, stack.shape[2]))
-    cs = coef[support]
-    for m in range(stack.shape[0]):
-        np.take(stack[m], support, axis=0, out=rows)
-        np.dot(cs, rows, out=out[m])
