@@ -76,3 +76,15 @@ def sigint_as_in_a_terminal():
     signal.signal(signal.SIGINT, previous)
     if signal.SIGINT in blocked:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+@pytest.fixture(autouse=True)
+def _no_kernels_from_earlier_tests():
+    """Each test's first fit makes its kernels: the estimators keep recent training kernels
+    for later fits on the same data (a grid search's), which would carry over between tests
+    (a test counting PSD screens or warnings would see another test's fit)."""
+    from mklopt.estimators import forget_kernels
+
+    forget_kernels()
+    yield
+    forget_kernels()

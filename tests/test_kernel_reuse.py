@@ -89,3 +89,77 @@ def test_a_grid_search_builds_each_folds_kernels_once(builds, iris):
     X, y = iris
     GridSearchCV(mklopt.MKLClassifier(), {"C": [0.1, 1.0, 10.0]}, cv=3).fit(X, y)
     assert len(builds) == 3 + 1  # three folds, then the refit on all points
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """The number of precomputed training arrays checked (scanned) so far."""
+    from mklopt.kernels import kernelset
+
+    _kernel_reuse.forget_kernels()
+    made = []
+    real = kernelset.scan_stack
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kernelset, "scan_stack", counted)
+    yield made
+    _kernel_reuse.forget_kernels()
+
+
+@pytest.fixture(scope="module")
+def precomputed(iris):
+    X, y = iris
+    return KernelSet.from_data(X, ["linear", ("rbf", {"gamma": 0.5})]).as_precomputed(), y
+
+
+@pytest.mark.parametrize("normalization", [None, "trace", "multiplicative"])
+def test_a_precomputed_array_seen_again_is_not_copied_or_checked_again(checks, precomputed, normalization):
+    K, y = precomputed
+    first = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=1.0).fit(K, y)
+    second = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K.copy(), y)
+    assert len(checks) == 1
+    _kernel_reuse.forget_kernels()
+    fresh = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K, y)
+    assert len(checks) == 2
+    np.testing.assert_allclose(second.weights_, fresh.weights_, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(second.predict(K), fresh.predict(K))
+    assert first.predict(K).shape == y.shape
+
+
+def test_a_precomputed_array_changed_in_place_is_checked_again(checks, precomputed):
+    K, y = precomputed
+    K = K.copy()
+    mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
+    K[0, 0, 0] += 1e-9
+    mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
+    assert len(checks) == 2
+
+
+def test_a_list_of_kernels_is_checked_at_every_fit(checks, precomputed):
+    K, y = precomputed
+    for _ in range(2):
+        mklopt.MKLClassifier(kernels="precomputed").fit([K[:, :, 0], K[:, :, 1]], y)
+    assert len(checks) == 2
+
+
+def test_a_clipped_precomputed_array_warns_at_every_fit(checks, precomputed):
+    """A kernel with a small negative eigenvalue is clipped (with a warning) each time: such a
+    set is not kept."""
+    K, y = precomputed
+    K = K.copy()
+    w, V = np.linalg.eigh(K[:, :, 1])
+    K[:, :, 1] = (V * np.r_[-1e-9 * w.max(), w[1:]]) @ V.T
+    K[:, :, 1] = (K[:, :, 1] + K[:, :, 1].T) / 2
+    for _ in range(2):
+        with pytest.warns(mklopt.exceptions.MKLWarning, match="clipped"):
+            mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
+    assert len(checks) == 2
+
+
+def test_a_precomputed_grid_search_checks_each_fold_once(checks, precomputed):
+    K, y = precomputed
+    GridSearchCV(mklopt.MKLClassifier(kernels="precomputed"), {"C": [0.1, 1.0, 10.0]}, cv=3).fit(K, y)
+    assert len(checks) == 3 + 1

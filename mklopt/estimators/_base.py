@@ -155,9 +155,14 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         # a KernelSet was validated when it was made: its stack is not screened again; the
         # copy of an array is normalized in place (scalar divisors: no second stack)
         given = dense_kernel_set(X)
-        stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS)
-        self._validated_kernels = X if given else None
         check_normalization(self.normalization)
+        key = None if given else _kernel_reuse.precomputed_key(X, self.normalization, self._theta())
+        self._reused_kernels, self._reuse_key = _kernel_reuse.kept(key), key  # a grid search's fold again
+        if self._reused_kernels is not None:
+            stack = self._reused_kernels.K
+        else:
+            stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS)
+        self._validated_kernels = X if given else None
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
                                     "kernels='precomputed' leave rank=None.")
@@ -171,11 +176,21 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
     def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
         self.kernel_specs_, self.rank_ = None, None
         given = self.__dict__.pop("_validated_kernels", None)
+        reused, key = self.__dict__.pop("_reused_kernels", None), self.__dict__.pop("_reuse_key", None)
+        if reused is not None:
+            return reused
         names = [f"K{m}" for m in range(stack.shape[0])]
         if given is None and self.normalization in SCALAR_NORMALIZATIONS:  # the copy made for it
-            return KernelSet.normalized_in_place(stack, names, self.normalization)
-        ks = KernelSet(stack if given is None else given, names=names)
-        return ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
+            ks = KernelSet.normalized_in_place(stack, names, self.normalization)
+        else:
+            ks = KernelSet(stack if given is None else given, names=names)
+            ks = ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
+        _kernel_reuse.keep(key, ks)
+        return ks
+
+    def _theta(self) -> int | None:
+        """θ of the tail-sum normalization (None for the others)."""
+        return self.theta if self.normalization == "tail_sum" else None
 
     def _prepare_kernels(self, X: np.ndarray) -> KernelSet:
         """Resolve the kernel specs and build the normalized training kernels."""
@@ -183,7 +198,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         if n < 2:
             raise InvalidInputError(
                 f"{type(self).__name__} needs at least 2 training points, got n_samples={n}.")
-        theta = self.theta if self.normalization == "tail_sum" else None
+        theta = self._theta()
         if self._precomputed():
             self._kernels_known(on_the_fly=False)
             self.driver_ = self._resolve_driver(n, X.shape[0], lazy_possible=False)

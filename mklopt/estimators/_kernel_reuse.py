@@ -1,33 +1,39 @@
-"""Training kernels of recent fits, reused by a later fit on the same features and specs.
+"""Training kernels of recent fits, reused by a later fit on the same data.
 
-A grid search over C (or any regularization parameter) fits the same training features
-again and again: scikit-learn's ``GridSearchCV`` over four values of C fits each fold's
-training data four times, and each fit would build the same dense stack of kernels (on digits,
-five kernels of 838 points: ~20 ms, about an SVC's whole fit; scikit-learn fits the folds in
-turn for each C). The estimators keep the dense training sets they built recently, at most
-:data:`REUSE_BYTES` of them (the least recently used dropped first), each under a key
-of everything it depends on: a BLAKE2 digest of the features' bytes (with their shape and
-dtype), the resolved specs, the normalization and its θ. Any change to the features, even
-in place, changes the digest; the stack is read-only, so no fit can alter what the next
-one reuses. Specs with a callable (a user's kernel function, possibly not a pure function)
-are not reused, nor a set whose build clipped a kernel (the next fit warns again).
-:func:`forget_kernels` empties it (the benchmarks time a first fit after it).
+A grid search over C (or any regularization parameter) fits the same training data again
+and again: scikit-learn's ``GridSearchCV`` over four values of C fits each fold's training
+data four times (the folds in turn for each C), and each fit would build the same dense stack
+of kernels from features (digits, five kernels of 838 points: ~20 ms, about an SVC's whole
+fit), or copy a precomputed array into mklopt's layout and check it (UCI Multiple Features,
+six kernels of 1,000 points: ~75 ms, finiteness, symmetry and the PSD screen). The
+estimators keep the dense training sets they made recently, at most :data:`REUSE_BYTES` of
+them (the least recently used dropped first), each under a key of everything it depends on:
+a SHA-256 digest of the data's bytes (features, or the precomputed array as float64; with
+their shape and dtype), the resolved kernel specs, the normalization and its θ. Any change to
+the data, even in place, changes the digest (hashing 48 MB takes ~15 ms on 2 cores); the
+kept stack is read-only, so no fit can alter what the next one reuses. Specs with a callable
+(a user's kernel function, possibly not a pure function) are not reused, nor a set whose
+checks clipped a kernel (the next fit warns again). :func:`forget_kernels` empties it (the
+benchmarks time a first fit after it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["REUSE_BYTES", "reused", "forget_kernels"]
+__all__ = ["REUSE_BYTES", "reused", "kept", "keep", "precomputed_key", "forget_kernels"]
 
 #: Bytes of dense stacks kept at most, all together (the least recently used go first).
 REUSE_BYTES = 256 * 2**20
+#: Bytes hashed per thread at a time (hashlib releases the GIL on large buffers).
+DIGEST_CHUNK = 8 * 2**20
 
 _lock = threading.Lock()
 _kept: OrderedDict[tuple, Any] = OrderedDict()
@@ -35,40 +41,72 @@ _kept: OrderedDict[tuple, Any] = OrderedDict()
 
 def reused(X: np.ndarray, specs: Sequence[Any], normalization: str | None, theta: int | None,
            build: Callable[[], Any]) -> Any:
-    """The kernel set of an earlier fit with the same key, else ``build()`` (kept when small).
+    """The kernel set built from features ``X`` by an earlier fit with the same specs and
+    normalization, else ``build()`` (kept for later fits)."""
+    described = _described(specs)
+    key = None if described is None else ("features", *_data_key(X), described, normalization, theta)
+    found = kept(key)
+    if found is not None:
+        return found
+    kernels = build()
+    keep(key, kernels)
+    return kernels
 
-    A set whose build clipped a kernel (and warned about it) is not kept: the next fit builds
-    it again and says so again."""
-    key = _key(X, specs, normalization, theta)
+
+def precomputed_key(X: Any, normalization: str | None, theta: int | None) -> tuple | None:
+    """The key of a precomputed training array ``X`` (None for anything but a numeric array:
+    lists and the like take the checked path every time)."""
+    if not isinstance(X, np.ndarray) or X.ndim not in (2, 3) or X.dtype.kind not in "fiu":
+        return None
+    return ("precomputed", *_data_key(np.asarray(X, dtype=np.float64)), normalization, theta)
+
+
+def kept(key: tuple | None) -> Any:
+    """The kernel set kept under ``key``, or None."""
     if key is None:
-        return build()
+        return None
     with _lock:
         if key in _kept:
             _kept.move_to_end(key)
             return _kept[key]
-    kernels = build()
-    if kernels.K.nbytes <= REUSE_BYTES and not kernels.clipped:
-        with _lock:
-            _kept[key] = kernels
-            while sum(kept.K.nbytes for kept in _kept.values()) > REUSE_BYTES:
-                _kept.popitem(last=False)
-    return kernels
+    return None
+
+
+def keep(key: tuple | None, kernels: Any) -> None:
+    """Keep ``kernels`` under ``key`` when it fits in :data:`REUSE_BYTES` and no kernel of it was
+    clipped (a clipped set is made again, with its warning, at the next fit)."""
+    if key is None or kernels.K.nbytes > REUSE_BYTES or kernels.clipped:
+        return
+    with _lock:
+        _kept[key] = kernels
+        while sum(k.K.nbytes for k in _kept.values()) > REUSE_BYTES:
+            _kept.popitem(last=False)
 
 
 def forget_kernels() -> None:
-    """Drop the kept kernel sets (their memory is freed once no estimator uses them)."""
+    """Drop the training kernels kept from recent fits (their memory is freed once no
+    estimator uses them); the next fit on any data makes its kernels afresh."""
     with _lock:
         _kept.clear()
 
 
-def _key(X: np.ndarray, specs: Sequence[Any], normalization: str | None, theta: int | None) -> tuple | None:
-    """What the training set depends on; None where it cannot be told from values (callables)."""
-    described = _described(specs)
-    if described is None:
-        return None
-    X = np.ascontiguousarray(X)
-    digest = hashlib.blake2b(X.view(np.uint8).reshape(-1), digest_size=32).hexdigest()
-    return (digest, X.shape, X.dtype.str, described, normalization, theta)
+def _data_key(array: np.ndarray) -> tuple:
+    """(digest, shape, dtype) of an array's values."""
+    array = np.ascontiguousarray(array)
+    return _digest(array.view(np.uint8).reshape(-1)), array.shape, array.dtype.str
+
+
+def _digest(data: np.ndarray) -> str:
+    """SHA-256 of the bytes ``data``, in chunks on the cores for large data (the chunks'
+    digests hashed in order)."""
+    if data.size <= DIGEST_CHUNK:
+        return hashlib.sha256(data).hexdigest()
+    from ..kernels._stack import cores
+
+    chunks = [data[start:start + DIGEST_CHUNK] for start in range(0, data.size, DIGEST_CHUNK)]
+    with ThreadPoolExecutor(min(cores(), len(chunks))) as pool:
+        parts = list(pool.map(lambda chunk: hashlib.sha256(chunk).digest(), chunks))
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 def _described(specs: Sequence[Any]) -> str | None:

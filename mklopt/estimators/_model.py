@@ -18,7 +18,7 @@ from ..kernels import KernelSet, kernel_stack
 from ..kernels._normalize import normalize_test
 from ..results.result import MKLResult, decision_values
 from .kernel_specs import diagonals
-from .precomputed import prediction_stack
+from .precomputed import prediction_array, prediction_stack
 from ._checked import checked_data
 
 __all__ = ["StoredModel"]
@@ -56,6 +56,10 @@ class StoredModel:
     def _decision(self, X) -> np.ndarray:
         """Decision values: one column per stored problem (or per class of a shared one)."""
         check_is_fitted(self)
+        at_once = len(self._coef) > 1 and all(np.ndim(c) == 1 and np.ndim(b) == 0
+                                              for c, b in zip(self._coef, self._biases))
+        if self._precomputed() and at_once:
+            return self._precomputed_at_once(prediction_array(X, self._n_train, len(self._scales)))
         if self._precomputed():  # the test kernels against every training point
             T = prediction_stack(X, self._n_train, len(self._scales))[:, :, self.support_]
             T = normalize_test(T, self._scales, None, None)  # in place on the indexing's copy
@@ -66,8 +70,7 @@ class StoredModel:
                           for w, v, b in zip(self._weights, self._primal, self._biases)]
                 return scores[0] if len(scores) == 1 else np.column_stack(scores)
             T = self._test_kernels(X)
-        if len(self._coef) > 1 and all(np.ndim(c) == 1 and np.ndim(b) == 0
-                                       for c, b in zip(self._coef, self._biases)):
+        if at_once:
             return self._problems_at_once(T)
         scores = [decision_values(T, w, c, b) for w, c, b in zip(self._weights, self._coef, self._biases)]
         return scores[0] if len(scores) == 1 else np.column_stack(scores)
@@ -78,3 +81,12 @@ class StoredModel:
         per problem), shape (n_test, problems)."""
         W = np.array(self._weights)[:, :, None] * np.array(self._coef)[:, None, :]  # (R, M, n_SV)
         return np.tensordot(T, W, axes=([0, 2], [1, 2])) + np.array(self._biases, dtype=float)
+
+    def _precomputed_at_once(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`_problems_at_once` on a precomputed test array (n_test, n_train, M) as given:
+        its support columns gathered once, the kernels' scales folded into the coefficients,
+        one matrix product (no (M, n_test, n_SV) stack moved out of the caller's layout)."""
+        T = X[:, self.support_, :]  # (n_test, n_SV, M), C-contiguous
+        W = (np.array(self._weights) * self._scales)[:, :, None] * np.array(self._coef)[:, None, :]
+        W = np.ascontiguousarray(W.transpose(2, 1, 0)).reshape(-1, W.shape[0])  # (n_SV M, R)
+        return T.reshape(T.shape[0], -1) @ W + np.array(self._biases, dtype=float)

@@ -18,7 +18,8 @@ import numpy as np
 from ..exceptions import InvalidInputError
 from ..kernels._stack import dense_stack
 
-__all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_stack", "check_normalization"]
+__all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_array", "prediction_stack",
+           "check_normalization"]
 
 #: The value of ``kernels=`` that makes ``X`` the kernels themselves.
 PRECOMPUTED = "precomputed"
@@ -76,6 +77,23 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
     return np.array(stack, order="C") if copy else np.ascontiguousarray(stack)
 
 
+def prediction_array(X: Any, n_train: int, M: int) -> np.ndarray:
+    """The test kernels checked, in the given layout: shape (n_test, n_train, M), float64.
+
+    Raises
+    ------
+    InvalidInputError
+        Not numeric, not finite, or not of shape (n_test, n_train, M).
+    """
+    array = _as_float_array(X, "the test kernels")
+    if array.shape[1:] != (n_train, M):
+        raise InvalidInputError(
+            f"kernels='precomputed': the test kernels must have shape (n_test, {n_train}, {M}) "
+            f"(each of the {M} kernels between the test points and the {n_train} training "
+            f"points), got shape {array.shape}.")
+    return array
+
+
 def prediction_stack(X: Any, n_train: int, M: int) -> np.ndarray:
     """The test kernels as an (M, n_test, n_train) stack.
 
@@ -90,13 +108,7 @@ def prediction_stack(X: Any, n_train: int, M: int) -> np.ndarray:
     -------
     ndarray of shape (M, n_test, n_train)
     """
-    array = _as_float_array(X, "the test kernels")
-    if array.shape[1:] != (n_train, M):
-        raise InvalidInputError(
-            f"kernels='precomputed': the test kernels must have shape (n_test, {n_train}, {M}) "
-            f"(each of the {M} kernels between the test points and the {n_train} training "
-            f"points), got shape {array.shape}.")
-    return np.moveaxis(array, 2, 0)
+    return np.moveaxis(prediction_array(X, n_train, M), 2, 0)
 
 
 def check_normalization(normalization: str | None) -> None:
