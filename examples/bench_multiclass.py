@@ -28,7 +28,8 @@ round, the median of ``--repeat`` rounds, after one untimed fit of each):
    worker processes (started before the clocks; the seconds they took are printed). Target
    (16,000 points, a 16-core machine) ≤ 5×.
 
-Run: ``python examples/bench_multiclass.py``; ``--small``: 300 digits, C = 1 only, one
+Run: ``python examples/bench_multiclass.py`` (``mklopt bench multiclass``); ``main(small=True)`` (the tests,
+the gallery): 300 digits, C = 1 only, one
 round, cv = 2, 600 Multiple Features points (seconds).
 """
 

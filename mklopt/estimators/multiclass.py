@@ -47,16 +47,23 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     on n points) for plain SVMs because the SMO's cost grows faster than linearly in the points.
     mklopt's problems carry a fixed cost each, though (the outer loop's weight steps and
     certificates: a few weight steps a problem whatever its size, 4-9 on digits with the
-    second-order step, ~0.6 ms of each outside the SMO pairs), and on a dense stack the interleaved core solves a one-vs-rest class on n
-    points in far less than quadratic time: there one-vs-rest is the faster. Where the dense
-    stack of all n points would exceed the estimators' memory threshold (2 GB) and the kernels
-    are computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
+    second-order step, ~0.5 ms of each outside the SMO pairs), and on a dense stack the
+    interleaved core solves a one-vs-rest class on n points in far less than quadratic time.
+    Which wins then depends on how hard the classes are to separate, which is not known before
+    the fit: measured on 2 cores (default kernels, C = 1, one run each), one-vs-one over
+    one-vs-rest took 2.1× on digits (10 classes, 1,257 training points), 2.3× on all 1,797 of
+    them (pairs of ~360 points), 1.0 on letter's first 10 classes at 1,500 and 3,000 points,
+    1.3× on letter's 26 classes at 2,000 points, 1.0 at 3,000, 0.79 at 4,000 and 0.75 at
+    6,000 (6.1 s against 8.2 s). A rule on the pairs' size that took one-vs-one for letter
+    from 4,000 points would take it for all of digits too, at twice the time; on a dense stack
+    ``"auto"`` therefore keeps one-vs-rest, and ``multiclass="ovo"`` is the choice for many
+    classes that overlap (letter-like) from a few thousand points. Where the dense stack of
+    all n points would exceed the estimators' memory threshold (2 GB) and the kernels are
+    computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
     :math:`O(Md)` per point over all n points, k times over, while each pair is solved on a
     dense stack of its own points, built once (:func:`~.one_vs_one.solve_pairs`): there
-    one-vs-one is the faster. Measured on 2 cores (default kernels, C = 1, one run each):
-    digits (10 classes, 1,257 training points, dense) one-vs-one 0.33 s against one-vs-rest 0.19 s;
-    letter (26 classes) at 2,000 points 4.3 s against 1.5 s, at 6,000 9.5 s against 7.9 s
-    (dense), at 8,000 7.1 s (the pairs in processes) against 41.7 s (on the fly).
+    one-vs-one is the faster by far (letter at 8,000 points: 7.1 s, the pairs in processes,
+    against 41.7 s), and ``"auto"`` takes it.
     ``"shared"`` (one weight vector for all classes) is another model, never chosen.
     """
     if multiclass != "auto":
