@@ -117,13 +117,17 @@ def precomputed(iris):
 
 @pytest.mark.parametrize("normalization", [None, "trace", "multiplicative"])
 def test_a_precomputed_array_seen_again_is_not_copied_or_checked_again(checks, precomputed, normalization):
+    """The first fit on an array only notes a sample of it; the second hashes it and keeps the
+    checked set; the third (a copy: the content counts) reuses it."""
     K, y = precomputed
     first = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=1.0).fit(K, y)
+    mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=2.0).fit(K, y)
+    assert len(checks) == 2
     second = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K.copy(), y)
-    assert len(checks) == 1
+    assert len(checks) == 2
     _kernel_reuse.forget_kernels()
     fresh = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K, y)
-    assert len(checks) == 2
+    assert len(checks) == 3
     np.testing.assert_allclose(second.weights_, fresh.weights_, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(second.predict(K), fresh.predict(K))
     assert first.predict(K).shape == y.shape
@@ -132,10 +136,13 @@ def test_a_precomputed_array_seen_again_is_not_copied_or_checked_again(checks, p
 def test_a_precomputed_array_changed_in_place_is_checked_again(checks, precomputed):
     K, y = precomputed
     K = K.copy()
+    for _ in range(2):  # noted, then kept
+        mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
+    sampled = np.linspace(0, K.size - 1, min(_kernel_reuse.SAMPLE, K.size)).astype(np.int64)
+    assert 1 not in sampled  # the entry changed below is not in the sample: the digest tells
+    K.flat[1] += 1e-9  # K[0, 0, 1], in place
     mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
-    K[0, 0, 0] += 1e-9
-    mklopt.MKLClassifier(kernels="precomputed").fit(K, y)
-    assert len(checks) == 2
+    assert len(checks) == 3
 
 
 def test_a_list_of_kernels_is_checked_at_every_fit(checks, precomputed):
@@ -161,5 +168,7 @@ def test_a_clipped_precomputed_array_warns_at_every_fit(checks, precomputed):
 
 def test_a_precomputed_grid_search_checks_each_fold_once(checks, precomputed):
     K, y = precomputed
+    """Each fold noted at the first C, checked and kept at the second, reused at the third; the
+    refit on all points is checked."""
     GridSearchCV(mklopt.MKLClassifier(kernels="precomputed"), {"C": [0.1, 1.0, 10.0]}, cv=3).fit(K, y)
-    assert len(checks) == 3 + 1
+    assert len(checks) == 3 + 3 + 1
