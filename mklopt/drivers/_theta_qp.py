@@ -56,7 +56,7 @@ class ThetaQP:
 
     def __init__(self, theta: PolyhedralSet) -> None:
         self.theta, self.M = theta, theta.upper.size
-        self.upper = np.where(np.isinf(theta.upper), np.inf, theta.upper)
+        self.upper = np.asarray(theta.upper, dtype=float)
         self.a = None if theta.a is None else np.asarray(theta.a, dtype=float)
         self.scale = np.where(np.isfinite(self.upper), self.upper, 1.0)
         self._highs = None
