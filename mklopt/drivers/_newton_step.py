@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels._stack import dense_stack
+from ..kernels._stack import block_entries, dense_stack
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
 
@@ -91,12 +91,13 @@ class NewtonStep:
             return Kc[:, free]
         support = np.flatnonzero(alpha)
         coef = self.y[support] * alpha[support]
-        return np.stack([K.take(free, axis=0).take(support, axis=1) @ coef for K in self.K])
+        block = self.K.reshape(self.M, -1).take(block_entries(free, self.K.shape[1], support), axis=1)
+        return block.reshape(self.M, free.size, support.size) @ coef  # the |F| x |SV| block only
 
     def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
         """:math:`Q_{FF} = (YK_\\mu Y)_{FF}` with its ridge."""
         yF, k, n = self.y[free], free.size, self.K.shape[1]
-        entries = (free[:, None] * n + free).ravel()  # one flat gather of the |F|² entries per kernel
+        entries = block_entries(free, n)
         flat, Q = self.K.reshape(self.M, -1), np.zeros(k * k)
         for m in np.flatnonzero(mu > 0):
             Q += mu[m] * flat[m].take(entries)

@@ -79,14 +79,19 @@ class StoredModel:
         """Every binary problem's :math:`f_r = \\sum_m \\mu_{r,m} T_m c_r + b_r` in one product
         with the test stack (one-vs-rest classes, one-vs-one pairs: one pass over it, not one
         per problem), shape (n_test, problems)."""
-        W = np.array(self._weights)[:, :, None] * np.array(self._coef)[:, None, :]  # (R, M, n_SV)
-        return np.tensordot(T, W, axes=([0, 2], [1, 2])) + np.array(self._biases, dtype=float)
+        scores = np.tensordot(T, self._stacked_coefficients(), axes=([0, 2], [1, 2]))
+        return scores + np.array(self._biases, dtype=float)
 
     def _precomputed_at_once(self, X: np.ndarray) -> np.ndarray:
         """:meth:`_problems_at_once` on a precomputed test array (n_test, n_train, M) as given:
         its support columns gathered once, the kernels' scales folded into the coefficients,
         one matrix product (no (M, n_test, n_SV) stack moved out of the caller's layout)."""
         T = X[:, self.support_, :]  # (n_test, n_SV, M), C-contiguous
-        W = (np.array(self._weights) * self._scales)[:, :, None] * np.array(self._coef)[:, None, :]
+        W = self._stacked_coefficients(self._scales)
         W = np.ascontiguousarray(W.transpose(2, 1, 0)).reshape(-1, W.shape[0])  # (n_SV M, R)
         return T.reshape(T.shape[0], -1) @ W + np.array(self._biases, dtype=float)
+
+    def _stacked_coefficients(self, scales: np.ndarray | None = None) -> np.ndarray:
+        """:math:`\\mu_{r,m} c_r` of every problem r (times the kernels' ``scales``), shape (R, M, n_SV)."""
+        weights = np.array(self._weights) if scales is None else np.array(self._weights) * scales
+        return weights[:, :, None] * np.array(self._coef)[:, None, :]
