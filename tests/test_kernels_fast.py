@@ -172,29 +172,37 @@ def _gemm_rounding(X: np.ndarray) -> float:
 
 
 def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch, all_cores):
-    """No BLAS thread is left spinning by a build: the fit's own threads come next."""
-    import sklearn.metrics.pairwise as pairwise
+    """No BLAS thread is left spinning by a build: the fit's own threads come next. The linear
+    kernel and the RBF kernels' Gram matrix are each made in 4 row blocks on one BLAS thread."""
     from threadpoolctl import threadpool_info
 
+    from mklopt.kernels import _rows, construct
+
     monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels: linear by row blocks
-    calls = []
+    products, by_row_blocks = [], _rows.by_row_blocks
 
-    def spy(function):
-        def called(A, B=None, *args, **kwargs):
+    def spied(rows, out):
+        blocks = []
+
+        def block(rows_of):
             threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
-            calls.append((function.__name__, A.shape[0], B.shape[0], threads))
-            return function(A, B, *args, **kwargs)
-        return called
+            part = rows(rows_of)
+            blocks.append((rows_of.stop - rows_of.start, part.shape[1], threads))
+            return part
 
-    for name in ("euclidean_distances", "pairwise_kernels"):
-        monkeypatch.setattr(pairwise, name, spy(getattr(pairwise, name)))
+        products.append(blocks)
+        return by_row_blocks(block, out)
+
+    for module in (_rows, construct):
+        monkeypatch.setattr(module, "by_row_blocks", spied)
     X = np.random.default_rng(0).standard_normal((300, 6))
     stack = mklopt.kernel_stack(X, ["linear", ("rbf", {"gamma": 0.1})])
-    for name in ("euclidean_distances", "pairwise_kernels"):
-        blocks = [call for call in calls if call[0] == name]
-        assert len(blocks) == 4 and sum(rows for _, rows, _, _ in blocks) == 300
-        assert all(columns == 300 and threads <= {1} for _, _, columns, threads in blocks)
+    assert len(products) == 2  # the linear kernel, the Gram matrix of the RBF kernel
+    for blocks in products:
+        assert len(blocks) == 4 and sum(rows for rows, _, _ in blocks) == 300
+        assert all(columns == 300 and threads <= {1} for _, columns, threads in blocks)
     np.testing.assert_allclose(stack[0], X @ X.T, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(stack[1], rbf_kernel(X, gamma=0.1), rtol=1e-13, atol=1e-15)
 
 
 OFFSET_SPECS = ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}),

@@ -7,8 +7,8 @@ hundred points the SMO chunk on a dense stack (:mod:`~mklopt._compiled.smo`) and
 per-kernel gradient update (:mod:`~mklopt._compiled.gradient_updates`), below them the
 SMO of a combined kernel (:mod:`~mklopt._compiled.smo_qp`), the combined kernel
 (:mod:`~mklopt._compiled.products`) and the PSD screen of small kernels
-(:mod:`~mklopt._compiled.small_kernels`), and always the exact symmetrization of the
-squared distances (:mod:`~mklopt._compiled.symmetric`). Compiled on first use they
+(:mod:`~mklopt._compiled.small_kernels`), and always the RBF kernels of the training stack
+(:mod:`~mklopt._compiled.rbf_stack`). Compiled on first use they
 cost a fresh environment's first fit about three seconds. Installing the package
 (its build hook) runs :func:`build`, which compiles them with numba for the installing
 machine and writes numba's cache entries into the package (``_ahead``, read through
@@ -86,6 +86,13 @@ def _screen_arguments() -> tuple:
             np.zeros(1, dtype=np.bool_), np.zeros(1), np.zeros((1, 3, 3)))
 
 
+def _rbf_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.rbf_stack.rbf_tiles` as the build passes them: the
+    Gram matrix (a kernel of the stack), the norms, the widths, the slots, the stack, the tiles."""
+    stack = np.zeros((1, 2, 2))
+    return stack[0], np.zeros(2), np.ones(1), np.zeros(1, dtype=np.int64), stack, np.zeros((1, 2), dtype=np.int64)
+
+
 def _compiled(module: str, name: str) -> Callable[[], Any]:
     """The compiled function ``name`` of this subpackage's ``module`` (imported when asked)."""
     return lambda: getattr(importlib.import_module(f".{module}", __package__), name)
@@ -102,7 +109,7 @@ def _dense_chunk():
 AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
-    ("symmetrize_tiles", _compiled("symmetric", "symmetrize_tiles"), lambda: (np.zeros((2, 2)),)),
+    ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
     ("smo_qp", _compiled("smo_qp", "smo_qp"), _small_smo_arguments),
     ("_weighted_sum", _compiled("products", "_weighted_sum"), _weighted_sum_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),

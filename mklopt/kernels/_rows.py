@@ -21,7 +21,7 @@ import numpy as np
 
 from ._stack import cores, map_kernels
 
-__all__ = ["by_row_blocks", "squared_distances"]
+__all__ = ["by_row_blocks", "squared_distances", "rbf_training_kernels"]
 
 #: Fewest rows in a block (a block's product must outweigh handing it to a thread).
 MIN_ROWS = 64
@@ -58,3 +58,23 @@ def squared_distances(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return D
 
     return by_row_blocks(rows, np.empty((X.shape[0], Y.shape[0])))
+
+
+def rbf_training_kernels(Xc: np.ndarray, gammas: np.ndarray, slots: np.ndarray, out: np.ndarray) -> None:
+    """``out[slots[k]] = exp(-gammas[k] * D)`` for the squared distances D of the (centred)
+    training points ``Xc``: their Gram matrix by row blocks into ``out[slots[0]]``, then every
+    kernel in one compiled pass over its upper triangle (:mod:`~mklopt._compiled.rbf_stack`:
+    exactly symmetric, diagonal 1), its tiles split over the cores."""
+    from sklearn.utils.extmath import row_norms
+
+    from .._compiled.rbf_stack import rbf_tiles, tile_pairs
+
+    slots = np.ascontiguousarray(slots, dtype=np.int64)
+    gram = out[slots[0]]
+    by_row_blocks(lambda rows: Xc[rows] @ Xc.T, gram)
+    norms = row_norms(Xc, squared=True)
+    pairs = tile_pairs(Xc.shape[0])
+    parts = max(1, min(cores(), pairs.shape[0]))
+    gammas = np.ascontiguousarray(gammas, dtype=float)
+    map_kernels(lambda b: rbf_tiles(gram, norms, gammas, slots, out, np.ascontiguousarray(pairs[b::parts])),
+                parts)

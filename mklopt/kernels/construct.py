@@ -14,8 +14,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
-from ._rows import by_row_blocks, squared_distances
-from .._compiled.symmetric import symmetrize_tiles
+from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
@@ -169,11 +168,12 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
     gammas = [_rbf_gamma(spec, X.shape[1]) for spec in specs]
-    # one matrix of squared distances for all RBF kernels; made exactly symmetric once (the GEMM
-    # inside leaves it a few units of roundoff from it), so that NumPy's vectorized exp of it is
-    distances = None if all(g is None for g in gammas) else squared_distances(Xc, Yc)
-    if distances is not None and same:
-        symmetrize_tiles(distances)
+    rbf = [m for m in range(len(specs)) if gammas[m] is not None]
+    distances = None
+    if rbf and same:  # all of them in one pass over the Gram matrix, exactly symmetric
+        rbf_training_kernels(Xc, np.array([gammas[m] for m in rbf]), np.array(rbf), out)
+    elif rbf:  # one matrix of squared distances for all RBF kernels
+        distances = squared_distances(Xc, Yc)
 
     def evaluated(m: int, rows: slice | None = None) -> np.ndarray:
         """Kernel m, or its rows ``rows`` (a named kernel only)."""
@@ -195,10 +195,10 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
             by_row_blocks(lambda rows, m=m: evaluated(m, rows), out[m])
 
     def build(m: int) -> Any:
-        if gammas[m] is not None:
+        if distances is not None and gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
-        elif not here[m]:
+        elif not here[m] and gammas[m] is None:
             out[m] = evaluated(m)
         return None if finish is None else finish(m, out[m])
 

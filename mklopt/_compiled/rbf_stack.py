@@ -1,0 +1,81 @@
+"""All the RBF kernels of a training stack in one compiled pass over the Gram matrix.
+
+With the Gram matrix :math:`G = X_cX_c^\\top` of the centred points and their squared
+norms :math:`d_i` (scikit-learn's ``row_norms``), each entry of the upper triangle gives
+the squared distance of scikit-learn's ``euclidean_distances``,
+
+.. math:: D_{ij} = \\max\\bigl((-2G_{ij} + d_i) + d_j,\\ 0\\bigr),\\qquad D_{ii} = 0,
+
+in the same order of operations, and every kernel :math:`e^{-\\gamma_k D_{ij}}` of it is
+written at :math:`(i, j)` and :math:`(j, i)`: the kernels are exactly symmetric and their
+diagonal exactly 1, and :math:`D` is never stored. The exponential is
+:func:`~mklopt._compiled.fastexp.exp_nonpositive` (vectorized; within 2.3e-16 relative
+of libm's). The Gram matrix may be the stack's first RBF slot itself: only its upper
+triangle is read, a tile wholly before it is overwritten, and a tile's mirror is
+written only below the diagonal. Tiles of :data:`TILE` rows and columns (a tile's
+distances stay in L1, the tile and its mirror in L2); :func:`tile_pairs` lists them,
+and callers split that list over threads (the function holds no Python lock).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cache import locked_cache
+from .fastexp import exp_nonpositive
+
+__all__ = ["rbf_tiles", "tile_pairs", "TILE"]
+
+#: Rows and columns of a tile.
+TILE = 64
+
+
+def tile_pairs(n: int) -> np.ndarray:
+    """The (top, left) corners of the tiles of the upper triangle of an n × n matrix,
+    shape (P, 2), in an order that hands every thread of an even split similar work."""
+    corners = np.arange(0, n, TILE)
+    top, left = np.triu_indices(corners.size)
+    pairs = np.column_stack([corners[top], corners[left]]).astype(np.int64)
+    return pairs[np.argsort(left - top, kind="stable")]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def rbf_tiles(G, norms, gammas, slots, stack, pairs):
+    """Kernels ``stack[slots[k]] = exp(-gammas[k] * D)`` on the tiles ``pairs`` (see the module)."""
+    n = G.shape[0]
+    distances = np.empty((TILE, TILE))
+    for p in range(pairs.shape[0]):
+        top, left = pairs[p, 0], pairs[p, 1]
+        rows, columns = min(top + TILE, n) - top, min(left + TILE, n) - left
+        _tile_distances(G, norms, top, left, rows, columns, distances)
+        for k in range(gammas.size):
+            out, minus = stack[slots[k]], -gammas[k]
+            for r in range(rows):  # the tile's rows, one vectorized pass each
+                row, near = out[top + r, left:left + columns], distances[r]
+                for c in range(columns):
+                    row[c] = exp_nonpositive(minus * near[c])
+            if top != left:  # its mirror below the diagonal, row by row
+                for c in range(columns):
+                    mirror = out[left + c, top:top + rows]
+                    for r in range(rows):
+                        mirror[r] = out[top + r, left + c]
+
+
+@locked_cache
+@njit(cache=True, nogil=True, inline="always")
+def _tile_distances(G, norms, top, left, rows, columns, distances):
+    """The tile's squared distances from the upper triangle of G only (a diagonal tile
+    mirrored in the buffer, its diagonal 0)."""
+    for r in range(rows):
+        i = top + r
+        first = r + 1 if top == left else 0
+        for c in range(first, columns):
+            value = (-2.0 * G[i, left + c] + norms[i]) + norms[left + c]
+            distances[r, c] = value if value > 0.0 else 0.0
+    if top == left:
+        for r in range(rows):
+            distances[r, r] = 0.0
+            for c in range(r + 1, columns):
+                distances[c, r] = distances[r, c]
