@@ -204,3 +204,23 @@ def test_up_to_max_free_free_variables_the_model_steps_to_the_end(monkeypatch):
     assert narrow.status == "converged" and narrow.rel_gap <= 1e-4 and solves
     assert wide.iterations < narrow.iterations
     assert abs(wide.primal - narrow.primal) <= 2e-4 * abs(narrow.primal)
+
+
+@pytest.mark.parametrize("free", [1, 7, 150])
+def test_the_compiled_free_block_is_the_weighted_sum_of_the_kernels_blocks_bit_for_bit(free):
+    """Q_FF = sum_m mu_m K_m[F, F] over the kernels in use, in their order, from a symmetric stack."""
+    from mklopt._compiled.free_block import weighted_block
+    from mklopt._compiled.layout import frozen
+
+    rng = np.random.default_rng(free)
+    A = rng.standard_normal((4, 200, 30))
+    S = A @ A.transpose(0, 2, 1)
+    stack = frozen(0.5 * (S + S.transpose(0, 2, 1)))  # exactly symmetric, as validated stacks are
+    rows = np.sort(rng.choice(200, size=free, replace=False)).astype(np.int64)
+    used, weights = np.array([0, 2, 3]), np.array([0.25, 0.5, 0.125])
+    expected = np.zeros((free, free))
+    for m, weight in zip(used, weights):
+        expected += weight * stack[m][np.ix_(rows, rows)]
+    out = np.empty((free, free))
+    weighted_block(stack, used, frozen(weights), rows, out)
+    assert np.array_equal(out, expected)

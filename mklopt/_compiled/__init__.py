@@ -50,6 +50,13 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     "symmetric": {
         "symmetrize_tiles": "K (n, n) writable",
     },
+    "rbf_stack": {
+        "rbf_tiles": "G (n, n), norms (n,), gammas (k,), slots int64 (k,), stack (M, n, n), pairs int64 (P, 2)",
+    },
+    "free_block": {
+        "weighted_block": "stack (M, n, n) read-only, kernels int64 (k,), weights (k,) read-only, "
+                          "rows int64 (F,), out (F, F)",
+    },
     "small_kernels": {
         "scan_chunk": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
                  "sketch (m, 3, 3)",

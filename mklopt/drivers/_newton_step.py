@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._compiled.free_block import weighted_block
+from .._compiled.layout import frozen
 from ..kernels._stack import block_entries, dense_stack
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
@@ -68,6 +70,7 @@ class NewtonStep:
 
     def __init__(self, theta: PolyhedralSet, K: np.ndarray, y: np.ndarray, C: float) -> None:
         self.K, self.y, self.C = K, y, float(C)
+        self.stack = frozen(K)
         self.M = K.shape[0]
         self.qp = ThetaQP(theta)
 
@@ -96,12 +99,10 @@ class NewtonStep:
 
     def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
         """:math:`Q_{FF} = (YK_\\mu Y)_{FF}` with its ridge."""
-        yF, k, n = self.y[free], free.size, self.K.shape[1]
-        entries = block_entries(free, n)
-        flat, Q = self.K.reshape(self.M, -1), np.zeros(k * k)
-        for m in np.flatnonzero(mu > 0):
-            Q += mu[m] * flat[m].take(entries)
-        Q = Q.reshape(k, k)
+        yF, k = self.y[free], free.size
+        used = np.flatnonzero(mu > 0)
+        Q = np.empty((k, k))
+        weighted_block(self.stack, used, frozen(mu[used]), free.astype(np.int64), Q)
         Q *= np.outer(yF, yF)
         Q[np.diag_indices(k)] += RIDGE * max(float(np.trace(Q)) / k, 1e-300)
         return Q

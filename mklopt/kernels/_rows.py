@@ -1,6 +1,6 @@
 """BLAS products of a kernel build by row blocks, on mklopt's own threads.
 
-The matrix products of a build (the squared distances the RBF kernels share, linear and
+The matrix products of a build (the Gram matrix or squared distances the RBF kernels share, linear and
 polynomial kernels) could run on BLAS's threads. OpenBLAS's threads do not sleep when a call
 returns: they wait busily for the next call, for about :math:`2^{28}` cycles (a tenth of a
 second). A fit goes on at once with its own threads (the interleaved core's classes side by

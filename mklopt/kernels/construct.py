@@ -129,9 +129,10 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     -----
     RBF specs (scikit-learn's default :math:`\\gamma = 1/d` where a spec gives none) share one
     matrix of squared distances (scikit-learn's ``euclidean_distances``, by row blocks on all cores):
-    :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``; a training
-    kernel is then made exactly symmetric, :math:`\\tfrac12(K_m + K_m^\\top)` (the GEMM
-    inside leaves :math:`D` a few units of roundoff from symmetric).
+    :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``. Training kernels
+    (no ``Y``) are all made in one compiled pass over the upper triangle of the Gram
+    matrix (:mod:`~mklopt._compiled.rbf_stack`), which writes each entry at both of its
+    places: exactly symmetric, with diagonal 1, and :math:`D` never stored.
     Shift-invariant kernels (RBF, Laplacian) are evaluated on the data centred
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
