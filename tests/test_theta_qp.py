@@ -53,16 +53,42 @@ def test_the_face_minimizer_is_highs_minimizer(kind, M):
     assert qp.face_hits > 0  # the closed form answered some of them
 
 
-def test_a_face_that_fails_the_kkt_conditions_is_not_returned():
-    """From the face of the uniform weights, a model whose minimizer is a vertex is not
-    answered there: the violations point to the vertex's face, which is checked in turn."""
+def test_a_face_that_fails_the_kkt_conditions_is_left_for_the_minimizers_face():
+    """From the uniform weights, a model whose minimizer is a vertex: the step towards the
+    face's minimizer is stopped by the bounds, which join the face, until the vertex; no HiGHS."""
     theta = _theta("l1", 3)
     qp = ThetaQP(theta)
     H, c = np.eye(3), np.array([-10.0, 0.0, 0.0])
-    x, face = qp.on_face(qp.face_of(np.full(3, 1 / 3)), c, H)
-    assert x is None and face is not None
     x = qp(np.full(3, 1 / 3), c, H)
     np.testing.assert_allclose(x, [1.0, 0.0, 0.0], atol=1e-12)
+    assert qp.highs_calls == 0 and qp.face_hits == 1
+
+
+def test_a_constraint_with_a_negative_multiplier_leaves_the_face():
+    """From a vertex, a model whose minimizer is inside the simplex: the fixed weights' multipliers
+    are negative, they leave the face one at a time, and the answer is the closed form's."""
+    theta = _theta("l1", 3)
+    qp = ThetaQP(theta)
+    H, c = np.eye(3), np.array([-0.5, -0.4, -0.3])  # the simplex's row active: x = -c + lam, sum 1
+    x = qp(np.array([1.0, 0.0, 0.0]), c, H)
+    np.testing.assert_allclose(x, -c + (1 - (-c).sum()) / 3, atol=1e-12)
+    assert qp.highs_calls == 0
+
+
+@pytest.mark.parametrize("M", [2, 5, 12])
+def test_from_any_feasible_start_no_highs_call_is_needed(M):
+    """Random models and random feasible weights (interior, faces, vertices): the active-set
+    method alone answers, HiGHS' optimum to 1e-8."""
+    rng = np.random.default_rng(100 + M)
+    theta = _theta("l1", M)
+    qp = ThetaQP(theta)
+    for _ in range(100):
+        c, H = _random_qp(rng, M)
+        start = rng.dirichlet(np.ones(M)) * rng.integers(0, 2, size=M) * rng.uniform(0.5, 1.0)
+        x, reference = qp(start, c, H), qp.highs(c, H)
+        scale = max(1.0, abs(_value(reference, c, H)))
+        assert _in_theta(x, theta) and _value(x, c, H) <= _value(reference, c, H) + 1e-8 * scale
+    assert qp.highs_calls == 0
 
 
 def test_a_singular_face_system_goes_to_highs():
