@@ -209,7 +209,7 @@ def test_up_to_max_free_free_variables_the_model_steps_to_the_end(monkeypatch):
 @pytest.mark.parametrize("free", [1, 7, 150])
 def test_the_compiled_free_block_is_the_weighted_sum_of_the_kernels_blocks_bit_for_bit(free):
     """Q_FF = sum_m mu_m K_m[F, F] over the kernels in use, in their order, from a symmetric stack."""
-    from mklopt._compiled.free_block import weighted_block
+    from mklopt._compiled.blocks import weighted_block
     from mklopt._compiled.layout import frozen
 
     rng = np.random.default_rng(free)
@@ -224,3 +224,18 @@ def test_the_compiled_free_block_is_the_weighted_sum_of_the_kernels_blocks_bit_f
     out = np.empty((free, free))
     weighted_block(stack, used, frozen(weights), rows, out)
     assert np.array_equal(out, expected)
+
+
+@pytest.mark.parametrize("rows, columns", [(1, 1), (7, 40), (150, 3)])
+def test_the_compiled_gather_is_numpys_block(rows, columns):
+    """K_m[R, C] of every kernel, R and C unsorted with repeats allowed in C."""
+    from mklopt._compiled.blocks import gather_block
+    from mklopt._compiled.layout import frozen
+
+    rng = np.random.default_rng(rows + columns)
+    stack = frozen(rng.standard_normal((3, 200, 200)))
+    R = rng.choice(200, size=rows, replace=False).astype(np.int64)
+    C = rng.integers(0, 200, size=columns).astype(np.int64)
+    out = np.empty((3, rows, columns))
+    gather_block(stack, R, C, out)
+    assert np.array_equal(out, stack[:, R][:, :, C])

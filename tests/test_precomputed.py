@@ -40,9 +40,12 @@ def test_classifier_equals_mklopt_fit_on_the_same_stack(cancer):
     np.testing.assert_allclose(clf.decision_function(K[120:, :120]), ref.decision_function(T), atol=1e-9)
     # and the estimator on the features that built the stack (bit for bit: from_data's training
     # kernels, kernel_stack's test kernels, as the estimator on features computes them)
-    train = np.moveaxis(KernelSet.from_data(X[:120], SPECS).K, 0, 2)
-    test = np.moveaxis(kernel_stack(X[120:], SPECS, X[:120]), 0, 2)
-    same = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(train, y[:120])
+    # normalized as the estimator normalizes them (the linear kernel by its features' variance),
+    # and the test kernels divided alike, given as they are
+    built = KernelSet.from_data(X[:120], SPECS, normalization="multiplicative")
+    train = np.moveaxis(built.K, 0, 2)
+    test = np.moveaxis(built.transform_test(kernel_stack(X[120:], SPECS, X[:120])), 0, 2)
+    same = mklopt.MKLClassifier(kernels="precomputed", normalization=None, p=4 / 3, C=10.0).fit(train, y[:120])
     on_features = mklopt.MKLClassifier(kernels=SPECS, p=4 / 3, C=10.0).fit(X[:120], y[:120])
     np.testing.assert_allclose(same.decision_function(test), on_features.decision_function(X[120:]), atol=1e-9)
 

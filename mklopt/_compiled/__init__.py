@@ -53,7 +53,8 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     "rbf_stack": {
         "rbf_tiles": "G (n, n), norms (n,), gammas (k,), slots int64 (k,), stack (M, n, n), pairs int64 (P, 2)",
     },
-    "free_block": {
+    "blocks": {
+        "gather_block": "stack (M, n, n) read-only, rows int64 (R,), columns int64 (C,), out (M, R, C)",
         "weighted_block": "stack (M, n, n) read-only, kernels int64 (k,), weights (k,) read-only, "
                           "rows int64 (F,), out (F, F)",
     },

@@ -2,10 +2,10 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls at most seven compiled functions, each with one signature: from a few
+included — calls at most eight compiled functions, each with one signature: from a few
 hundred points the SMO chunk on a dense stack (:mod:`~mklopt._compiled.smo`), the
 per-kernel gradient update (:mod:`~mklopt._compiled.gradient_updates`) and the
-second-order step's block of the combined kernel (:mod:`~mklopt._compiled.free_block`), below them the
+second-order step's blocks of the kernels (:mod:`~mklopt._compiled.blocks`), below them the
 SMO of a combined kernel (:mod:`~mklopt._compiled.smo_qp`), the combined kernel
 (:mod:`~mklopt._compiled.products`) and the PSD screen of small kernels
 (:mod:`~mklopt._compiled.small_kernels`), and always the RBF kernels of the training stack
@@ -95,11 +95,18 @@ def _rbf_arguments() -> tuple:
 
 
 def _free_block_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.free_block.weighted_block` as the second-order
+    """Arguments of :func:`~mklopt._compiled.blocks.weighted_block` as the second-order
     step passes them: the read-only stack, the kernels in use, their read-only weights,
     the free points, the block written."""
     index = np.zeros(1, dtype=np.int64)
     return frozen(np.zeros((1, 2, 2))), index, frozen(np.ones(1)), index, np.zeros((1, 1))
+
+
+def _gather_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.blocks.gather_block`: the read-only stack, the
+    rows and columns, the block written."""
+    index = np.zeros(1, dtype=np.int64)
+    return frozen(np.zeros((1, 2, 2))), index, index, np.zeros((1, 1, 1))
 
 
 def _compiled(module: str, name: str) -> Callable[[], Any]:
@@ -119,7 +126,8 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
     ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
-    ("weighted_block", _compiled("free_block", "weighted_block"), _free_block_arguments),
+    ("weighted_block", _compiled("blocks", "weighted_block"), _free_block_arguments),
+    ("gather_block", _compiled("blocks", "gather_block"), _gather_arguments),
     ("smo_qp", _compiled("smo_qp", "smo_qp"), _small_smo_arguments),
     ("_weighted_sum", _compiled("products", "_weighted_sum"), _weighted_sum_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._compiled.free_block import weighted_block
+from .._compiled.blocks import gather_block, weighted_block
 from .._compiled.layout import frozen
-from ..kernels._stack import block_entries, dense_stack
+from ..kernels._stack import dense_stack
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
 
@@ -94,8 +94,9 @@ class NewtonStep:
             return Kc[:, free]
         support = np.flatnonzero(alpha)
         coef = self.y[support] * alpha[support]
-        block = self.K.reshape(self.M, -1).take(block_entries(free, self.K.shape[1], support), axis=1)
-        return block.reshape(self.M, free.size, support.size) @ coef  # the |F| x |SV| block only
+        block = np.empty((self.M, free.size, support.size))
+        gather_block(self.stack, free.astype(np.int64), support.astype(np.int64), block)
+        return block @ coef  # the |F| x |SV| block only
 
     def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
         """:math:`Q_{FF} = (YK_\\mu Y)_{FF}` with its ridge."""

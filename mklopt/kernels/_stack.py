@@ -22,7 +22,7 @@ from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "dense_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
-           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only", "block_entries"]
+           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
@@ -178,14 +178,6 @@ def check_points(index, n: int) -> np.ndarray:
     if np.unique(array).size != array.size:
         raise KernelError("a point position repeats: a subproblem takes each point once.")
     return array.astype(np.int64, copy=False)
-
-
-def block_entries(rows: np.ndarray, n: int, columns: np.ndarray | None = None) -> np.ndarray:
-    """Flat positions of the block ``[rows, columns]`` (``columns`` defaults to ``rows``) of an
-    n × n kernel, row by row: one ``take`` of them from each flattened kernel gathers the
-    block (half ``np.ix_``'s time, and only the block's entries are read)."""
-    columns = rows if columns is None else columns
-    return (np.asarray(rows, dtype=np.int64)[:, None] * n + np.asarray(columns, dtype=np.int64)).ravel()
 
 
 def read_only(stack: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
-from ._stack import as_stack, block_entries, check_names, check_points, read_only, sketch_vectors, symmetrize
+from ._stack import as_stack, check_names, check_points, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec
 from .._compiled.products import combine, quadratic_terms
 
@@ -253,9 +253,11 @@ class KernelSet(_Normalizing, _Spectral):
         """The same kernels on the points ``index`` only (rows and columns; distinct positions
         or a boolean mask of the n points), normalized as this set (a subproblem of this
         training set: the pairs of one-vs-one)."""
-        index = check_points(index, self.n)
-        stack = self.K.reshape(self.M, -1).take(block_entries(index, self.n), axis=1)
-        stack = stack.reshape(self.M, index.size, index.size)
+        from .._compiled.blocks import gather_block
+
+        index = check_points(index, self.n).astype(np.int64)
+        stack = np.empty((self.M, index.size, index.size))
+        gather_block(self.K, index, index, stack)
         sub = self._derived(stack, self.names)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub

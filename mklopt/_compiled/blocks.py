@@ -1,0 +1,52 @@
+"""Blocks of a dense stack in one compiled pass: :math:`K_m[R, C]` of every kernel, and the
+weighted block :math:`\\sum_m \\mu_m K_m[F, F]`.
+
+:func:`gather_block` reads each row of R once per kernel and writes the block in order,
+with no (|R|·|C|)-long index array as ``take`` wants: one-vs-one's pair stacks
+(:meth:`~mklopt.kernels.kernelset.KernelSet.points`) and the second-order step's
+:math:`|F|\\times|SV|` rows of the gradients.
+
+The second-order step's model (:mod:`~mklopt.drivers._newton_step`) needs
+:math:`(K_\\mu)_{FF}` on the free variables F of each step (hundreds of points at C = 100):
+in :func:`weighted_block` each row :math:`f_a` of every kernel in use is read once while
+that row of the block stays in L1; only the upper triangle is summed (the kernels are
+exactly symmetric) and mirrored. The sum runs over the kernels in their order, as
+``sum(mu[m] * K[m][np.ix_(F, F)])`` would, so the block is that one bit for bit.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from .cache import locked_cache
+
+__all__ = ["gather_block", "weighted_block"]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def weighted_block(stack, kernels, weights, rows, out):
+    """``out[a, b] = sum_k weights[k] * stack[kernels[k], rows[a], rows[b]]``, shape (|F|, |F|)."""
+    size = rows.size
+    for a in range(size):
+        block_row = out[a]
+        for b in range(a, size):
+            block_row[b] = 0.0
+        for k in range(kernels.size):
+            kernel_row, weight = stack[kernels[k], rows[a]], weights[k]
+            for b in range(a, size):
+                block_row[b] += weight * kernel_row[rows[b]]
+    for a in range(size):
+        for b in range(a + 1, size):
+            out[b, a] = out[a, b]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def gather_block(stack, rows, columns, out):
+    """``out[m, a, b] = stack[m, rows[a], columns[b]]``, shape (M, |R|, |C|)."""
+    for m in range(stack.shape[0]):
+        for a in range(rows.size):
+            kernel_row, block_row = stack[m, rows[a]], out[m, a]
+            for b in range(columns.size):
+                block_row[b] = kernel_row[columns[b]]
