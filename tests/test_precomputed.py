@@ -190,3 +190,17 @@ def test_a_kernel_that_cannot_be_normalized_is_named_and_the_array_is_unchanged(
     with pytest.raises(KernelError, match=r"\['K1'\] are all zero"):
         mklopt.MKLClassifier(kernels="precomputed").fit(X, y[:60])
     np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("M", [1, 3])
+@pytest.mark.parametrize("copy", [False, True])
+def test_the_training_stack_is_the_arrays_kernels_first(M, copy):
+    """(n, n, M) -> (M, n, n) by the compiled copy (rows split over the cores): NumPy's
+    moveaxis bit for bit, the caller's array unchanged and, with copy=True or M > 1, not shared."""
+    from mklopt.estimators.precomputed import training_stack
+
+    X = np.random.default_rng(M).standard_normal((131, 131, M))
+    X.flags.writeable = False  # a read-only array is read, never written
+    stack = training_stack(X, copy=copy)
+    assert stack.flags["C_CONTIGUOUS"] and np.array_equal(stack, np.moveaxis(X, 2, 0))
+    assert np.shares_memory(stack, X) == (M == 1 and not copy)

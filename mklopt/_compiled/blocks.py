@@ -4,7 +4,9 @@ weighted block :math:`\\sum_m \\mu_m K_m[F, F]`.
 :func:`gather_block` reads each row of R once per kernel and writes the block in order,
 with no (|R|·|C|)-long index array as ``take`` wants: one-vs-one's pair stacks
 (:meth:`~mklopt.kernels.kernelset.KernelSet.points`) and the second-order step's
-:math:`|F|\\times|SV|` rows of the gradients.
+:math:`|F|\\times|SV|` rows of the gradients. :func:`kernels_first` turns the estimators'
+precomputed (n, n, M) layout into the stack's (M, n, n), reading each row of points once
+and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times).
 
 The second-order step's model (:mod:`~mklopt.drivers._newton_step`) needs
 :math:`(K_\\mu)_{FF}` on the free variables F of each step (hundreds of points at C = 100):
@@ -20,7 +22,7 @@ from numba import njit
 
 from .cache import locked_cache
 
-__all__ = ["gather_block", "weighted_block"]
+__all__ = ["gather_block", "weighted_block", "kernels_first"]
 
 
 @locked_cache
@@ -50,3 +52,16 @@ def gather_block(stack, rows, columns, out):
             kernel_row, block_row = stack[m, rows[a]], out[m, a]
             for b in range(columns.size):
                 block_row[b] = kernel_row[columns[b]]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def kernels_first(array, out, start, stop):
+    """``out[m, i, j] = array[i, j, m]`` for the rows ``start <= i < stop``."""
+    n, M = array.shape[1], array.shape[2]
+    for i in range(start, stop):
+        row = array[i]
+        for m in range(M):
+            target = out[m, i]
+            for j in range(n):
+                target[j] = row[j, m]

@@ -86,7 +86,7 @@ class StoredModel:
         """:meth:`_problems_at_once` on a precomputed test array (n_test, n_train, M) as given:
         its support columns gathered once, the kernels' scales folded into the coefficients,
         one matrix product (no (M, n_test, n_SV) stack moved out of the caller's layout)."""
-        T = X[:, self.support_, :]  # (n_test, n_SV, M), C-contiguous
+        T = np.take(X, self.support_, axis=1)  # (n_test, n_SV, M), C-contiguous (X[:, i, :] is not)
         W = self._stacked_coefficients(self._scales)
         W = np.ascontiguousarray(W.transpose(2, 1, 0)).reshape(-1, W.shape[0])  # (n_SV M, R)
         return T.reshape(T.shape[0], -1) @ W + np.array(self._biases, dtype=float)

@@ -73,8 +73,22 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
         raise InvalidInputError(
             f"kernels='precomputed': the training kernels must be square in their first two "
             f"axes (n_samples, n_samples, M), got shape {array.shape}.")
-    stack = np.moveaxis(array, 2, 0)
-    return np.array(stack, order="C") if copy else np.ascontiguousarray(stack)
+    if array.shape[2] == 1 and not copy:
+        return array.reshape(1, array.shape[0], array.shape[1])  # a view where it is contiguous
+    return _kernels_first(array)
+
+
+def _kernels_first(array: np.ndarray) -> np.ndarray:
+    """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores."""
+    from .._compiled.blocks import kernels_first
+    from .._compiled.layout import frozen
+    from ..kernels._stack import cores, map_kernels
+
+    n, M = array.shape[0], array.shape[2]
+    array, out = frozen(array), np.empty((M, n, n))  # one signature, whoever owns the array
+    edges = np.linspace(0, n, max(1, min(cores(), n // 64)) + 1).astype(np.int64)
+    map_kernels(lambda b: kernels_first(array, out, edges[b], edges[b + 1]), edges.size - 1)
+    return out
 
 
 def prediction_array(X: Any, n_train: int, M: int) -> np.ndarray:
