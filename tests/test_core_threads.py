@@ -109,20 +109,27 @@ def test_threads_never_exceed_the_problems_or_numbas_thread_count(monkeypatch, a
     assert core_threads.core_threads(10**6) == numba.get_num_threads()
 
 
-def test_auto_picks_the_core_earlier_for_classes_side_by_side(monkeypatch):
+def test_auto_weighs_classes_side_by_side_in_the_cores_estimate(monkeypatch):
     """One-vs-rest classes side by side on T threads lower the core's estimate per class
-    (:mod:`mklopt.estimators.cost`): at 260 points the core for three classes on 2 threads,
-    the cutting plane for one problem; at 120 points the cutting plane even on 16."""
+    (:mod:`mklopt.estimators.cost`); one problem, or classes one at a time (``n_jobs``), do not.
+    Each fit runs the driver of the estimates for its own count of problems and threads."""
+    from mklopt.estimators.cost import choose_driver
+
     monkeypatch.setattr(_base, "machine_threads", lambda: 2)
     monkeypatch.setattr(_base, "core_threads", lambda problems: 2 if problems > 1 else 1)
     X, y = _three_classes(n=260, seed=1)
     threaded = mklopt.MKLClassifier(kernels=SPECS).fit(X, y)
     binary = mklopt.MKLClassifier(kernels=SPECS).fit(X, np.where(y == 0, 1.0, -1.0))
     one_at_a_time = mklopt.MKLClassifier(kernels=SPECS, n_jobs=1).fit(X, y)
-    assert (threaded.driver_, binary.driver_, one_at_a_time.driver_) == ("chunking", "cutting_plane",
-                                                                        "cutting_plane")
-    monkeypatch.setattr(_base, "core_threads", lambda problems: 16)
-    assert mklopt.MKLClassifier(kernels=SPECS).fit(X[:120], y[:120]).driver_ == "cutting_plane"
+    shape = dict(polyhedral=True, threads=2)
+    assert threaded.driver_choice_ == choose_driver(260, 3, problems=3, core_threads=2, **shape)
+    assert binary.driver_choice_ == choose_driver(260, 3, problems=1, core_threads=1, **shape)
+    assert one_at_a_time.driver_choice_ == choose_driver(260, 3, problems=1, core_threads=1, **shape)
+    per_class = threaded.driver_choice_.core_seconds / 3
+    assert per_class < binary.driver_choice_.core_seconds == one_at_a_time.driver_choice_.core_seconds
+    assert threaded.driver_choice_.outer_seconds == pytest.approx(3 * binary.driver_choice_.outer_seconds)
+    for model in (threaded, binary, one_at_a_time):
+        assert model.driver_ == model.driver_choice_.driver
     assert all(r.rel_gap <= 1e-4 for r in threaded.result_ + one_at_a_time.result_)
 
 

@@ -182,14 +182,14 @@ def digits_odd_even():
     return X[:400], X[400:], y[:400], y[400:]
 
 
-@pytest.mark.parametrize("n, p, expected", [(60, 1.0, "cutting_plane"), (200, 1.0, "cutting_plane"),
-                                            (60, 4 / 3, "wrapper"), (200, 4 / 3, "wrapper")])
-def test_auto_driver_is_an_outer_loop_at_every_size(digits_odd_even, n, p, expected):
+@pytest.mark.parametrize("n, p", [(60, 1.0), (200, 1.0), (60, 4 / 3), (200, 4 / 3)])
+def test_auto_driver_is_a_loop_at_every_size(digits_odd_even, n, p):
     """Issue 35: the exact interior-point solve was 10-100x slower than the loops at 150
-    points; "auto" never picks it."""
+    points; "auto" never picks it, but the core or the outer loop its estimates name."""
     X_tr, _, y_tr, _ = digits_odd_even
     clf = MKLClassifier(kernels=SPECS, p=p).fit(X_tr[:n], y_tr[:n])
-    assert clf.driver == "auto" and clf.driver_ == expected
+    loops = ("chunking", "cutting_plane" if p == 1.0 else "wrapper")
+    assert clf.driver == "auto" and clf.driver_ in loops and clf.driver_ == clf.driver_choice_.driver
     assert clf.result_.rel_gap <= 1e-4 and clf.result_.status == "converged"
 
 

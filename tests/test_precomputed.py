@@ -72,14 +72,18 @@ def test_grid_search_equals_the_same_search_by_hand(cancer):
 def test_regressor_and_one_class_take_precomputed_stacks():
     X, t = load_diabetes(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:150]
-    # the training stack exactly as the estimator on features builds it, the test kernels as it does
+    # the training stack exactly as the estimator on features builds and normalizes it, the
+    # test kernels as it does (given as they are: the same kernels bit for bit)
+    built = KernelSet.from_data(X[:100], SPECS, normalization="multiplicative")
     K = np.zeros((150, 100, len(SPECS)))
-    K[:100] = np.moveaxis(KernelSet.from_data(X[:100], SPECS).K, 0, 2)
-    K[100:] = np.moveaxis(kernel_stack(X[100:], SPECS, X[:100]), 0, 2)
-    reg = mklopt.MKLRegressor(kernels="precomputed", p=2.0, C=10.0, epsilon=5.0).fit(K[:100, :100], t[:100])
+    K[:100] = np.moveaxis(built.K, 0, 2)
+    K[100:] = np.moveaxis(built.transform_test(kernel_stack(X[100:], SPECS, X[:100])), 0, 2)
+    reg = mklopt.MKLRegressor(kernels="precomputed", normalization=None, p=2.0, C=10.0,
+                              epsilon=5.0).fit(K[:100, :100], t[:100])
     on_features = mklopt.MKLRegressor(kernels=SPECS, p=2.0, C=10.0, epsilon=5.0).fit(X[:100], t[:100])
     np.testing.assert_allclose(reg.predict(K[100:, :100]), on_features.predict(X[100:]), rtol=0, atol=1e-8)
-    occ = mklopt.MKLOneClass(kernels="precomputed", nu=0.3).fit([K[:100, :100, m] for m in range(3)])
+    occ = mklopt.MKLOneClass(kernels="precomputed", normalization=None, nu=0.3).fit(
+        [K[:100, :100, m] for m in range(3)])
     ref = mklopt.MKLOneClass(kernels=SPECS, nu=0.3).fit(X[:100])
     np.testing.assert_allclose(occ.decision_function(K[100:, :100]), ref.decision_function(X[100:]), atol=1e-8)
     assert occ.support_vectors_.shape == (0, 100)

@@ -2,14 +2,14 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls at most eight compiled functions, each with one signature: from a few
-hundred points the SMO chunk on a dense stack (:mod:`~mklopt._compiled.smo`), the
-per-kernel gradient update (:mod:`~mklopt._compiled.gradient_updates`) and the
-second-order step's blocks of the kernels (:mod:`~mklopt._compiled.blocks`), below them the
-SMO of a combined kernel (:mod:`~mklopt._compiled.smo_qp`), the combined kernel
-(:mod:`~mklopt._compiled.products`) and the PSD screen of small kernels
-(:mod:`~mklopt._compiled.small_kernels`), and always the RBF kernels of the training stack
-(:mod:`~mklopt._compiled.rbf_stack`). Compiled on first use they
+included — calls five compiled functions, each with one signature: the SMO chunk on a
+dense stack (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
+(:mod:`~mklopt._compiled.gradient_updates`), the second-order step's block of the combined
+kernel (:mod:`~mklopt._compiled.blocks`), the PSD screen of small kernels
+(:mod:`~mklopt._compiled.small_kernels`) and the RBF kernels of the training stack
+(:mod:`~mklopt._compiled.rbf_stack`); ``driver="auto"`` takes the interleaved core for the
+default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
+combined kernel compile on first use). Compiled on first use they
 cost a fresh environment's first fit about three seconds. Installing the package
 (its build hook) runs :func:`build`, which compiles them with numba for the installing
 machine and writes numba's cache entries into the package (``_ahead``, read through
@@ -64,22 +64,6 @@ def _gradient_update_arguments() -> tuple:
     return stack, np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros((1, 2))
 
 
-def _small_smo_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.smo_qp.smo_qp` as the SMO inner solver passes
-    them: the combined kernel and the problem read-only, β and ĝ written, ``tau`` left out."""
-    from numba import types
-
-    vector = frozen(np.zeros(2))
-    return (frozen(np.zeros((2, 2))), frozen(np.zeros(2), np.int64), vector, vector, vector, np.zeros(2),
-            np.zeros(2), 1e-3, 1, types.Omitted(1e-12))
-
-
-def _weighted_sum_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.products._weighted_sum`: the flat stack, the
-    used kernels and their weights read-only, the output written."""
-    return frozen(np.zeros((1, 4))), frozen(np.zeros(1), np.int64), frozen(np.ones(1)), np.zeros(4)
-
-
 def _screen_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.small_kernels.scan_chunk`: a chunk of the
     read-only stack, the read-only sketch directions, the per-kernel outputs."""
@@ -102,13 +86,6 @@ def _free_block_arguments() -> tuple:
     return frozen(np.zeros((1, 2, 2))), index, frozen(np.ones(1)), index, np.zeros((1, 1))
 
 
-def _gather_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.blocks.gather_block`: the read-only stack, the
-    rows and columns, the block written."""
-    index = np.zeros(1, dtype=np.int64)
-    return frozen(np.zeros((1, 2, 2))), index, index, np.zeros((1, 1, 1))
-
-
 def _compiled(module: str, name: str) -> Callable[[], Any]:
     """The compiled function ``name`` of this subpackage's ``module`` (imported when asked)."""
     return lambda: getattr(importlib.import_module(f".{module}", __package__), name)
@@ -127,9 +104,6 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
     ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
     ("weighted_block", _compiled("blocks", "weighted_block"), _free_block_arguments),
-    ("gather_block", _compiled("blocks", "gather_block"), _gather_arguments),
-    ("smo_qp", _compiled("smo_qp", "smo_qp"), _small_smo_arguments),
-    ("_weighted_sum", _compiled("products", "_weighted_sum"), _weighted_sum_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
 ]
 

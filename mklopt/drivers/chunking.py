@@ -47,6 +47,7 @@ from .._compiled.columns import LAZY, kernel_diagonals, oracle_of, product_lengt
 from .._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
 from ..kernels._blas import single_blas_thread
 from .._compiled.rbf_table import NO_KERNEL_TABLE, fill_table
+from ._progress import Progress
 from ..results.result import Certificate
 from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_table
 from .._compiled.smo import shrink, smo_chunk
@@ -107,7 +108,14 @@ class Chunking(Driver):
              "(`driver=\"auto\"` picks it where its estimated time is lower); no n × n matrix on the fly")
 
     stall_rule = ("a step made no SMO pair update at the finest stopping violation (1e-12) and the "
-                  "weight step left the weights where they were: the next step would repeat it")
+                  "weight step left the weights where they were: the next step would repeat it; or the "
+                  "best certified gap fell by less than 0.1 % over the last 200 steps with SMO pair updates")
+    #: Why the loop stopped when its steps no longer brought the certified gap down.
+    slow_reason = ("the certified gap fell by less than 0.1 % over the last 200 steps with SMO pair "
+                   "updates, at rel_gap "
+                   "{rel_gap:.1e}: the problem is ill-conditioned for SMO (a very large C, kernels of very "
+                   "different scales or nearly constant); a smaller C, kernels normalized by their trace, or "
+                   "driver='cutting_plane' goes further")
     stall_reason = ("no SMO pair could improve α at the finest stopping violation (1e-12) and the "
                     "weight step did not move the weights, which limits the certificate at rel_gap "
                     "{rel_gap:.1e}; a smaller C, or driver='cutting_plane' with inner='cvxpy', goes further")
@@ -151,6 +159,7 @@ class Chunking(Driver):
         self.weight_step = WeightStep(data, max_cuts, second_order)
         self.pairs = 0
         self.chunk = self.Q
+        self.progress = Progress()
         self._exact: Certificate | None = None
         starts = [form.start for form in self.forms] if init_alpha is None else data.loss.smo_betas(
             data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)
@@ -223,6 +232,10 @@ class Chunking(Driver):
         # no pair to update at the finest stopping violation, and weights the θ-step leaves
         # where they were: the next step would repeat this one exactly
         self.stalled = pairs == 0 and self.eps <= _MIN_EPS and np.array_equal(next_weights, mu)
+        # steps whose SMO pairs brought no progress (steps of the weights alone, pairs == 0,
+        # may gather cuts for hundreds of steps before the gap moves: not counted)
+        if not self.stalled and pairs > 0 and self.progress.update(cert.rel_gap):
+            self.stalled, self.stall_reason = True, self.slow_reason
         self._next_chunk(mu, next_weights)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
 

@@ -17,32 +17,33 @@ Both ways to an ℓp-MKL optimum read the kernels over and over; they differ in 
 
   .. math:: t_{\\text{outer}} = I\\,(e + d\\, M n^2 / T + f\\, n^2).
 
-The pairs and iterations are fitted on letter (A–M vs N–Z, standardized) with 5 and
-50 RBF kernels, n = 250 … 3,000, C = 1 and 100, p = 1 and 4/3, certified gap 1e-4:
-:math:`P = \\min(1000 + 1.5 n,\\ 6n)\\,k_\\Theta k_C k_{\\text{loss}}` (:math:`k_\\Theta = 1.8` with the
-polyhedral master, :math:`k_C = 1 + \\tfrac12\\log_{10} C` for C > 1), at least
-:math:`S_0 = 15\\,k_\\Theta k_C` steps, :math:`I = 12` for
-the wrapper and :math:`25\\,(1 + \\tfrac14\\log_{10} C)` for the cutting plane;
-:math:`M_w = M` for p > 1 and :math:`\\min(M, 5)` for ℓ1 (its weights are sparse). The
-constants :math:`a, b, d, e, f` are least-squares fits of the 36 measured runs of each
-on a 2-core AMD EPYC; with the measured pairs and iterations the model names the faster
-of the two in 33 of the 36 (the other three within 10 % of each other).
+The pairs follow :math:`P = \\min(1000 + 1.5 n,\\ 6n)\\,k_C k_{\\text{loss}}`
+(:math:`k_C = 1 + \\tfrac12\\log_{10} C` for C > 1), with at least :math:`S_0 = 15\\,k_C`
+steps; the outer loops take :math:`I = 14` iterations (the wrapper) and
+:math:`15\\,(1 + \\tfrac14\\log_{10} C)` (the cutting plane); :math:`M_w = M` for p > 1 and
+:math:`\\min(M, 5)` for ℓ1 (its weights are sparse). The constants were chosen, by a search
+over them, for the model to name the faster of the two on 56 problems measured on a 2-core
+AMD EPYC: letter (A–M vs N–Z, standardized) with 5 and 50 RBF kernels, n = 60 … 2,000,
+C = 1 and 100, p = 1 and 4/3, certified gap 1e-4. It names the faster in 47 of the 56, and
+where it does not, the time it picks is at most 1.5× the faster one's (1.03× on average;
+1.29× and up to 3.65× with the constants fitted before the second-order weight step and
+the faster weight steps since). On 24 problems it was not chosen on (scikit-learn's digits,
+even against odd, and breast cancer, the default kernels, n = 150 … 1,500) it names the faster
+in 22 (the other two within 3 %). The core is the faster on most of them: its steps got
+cheaper with the second-order step and the compiled blocks. The outer loops are left the small
+problems with many kernels where every weight is used (p > 1, 50 kernels on 2 cores: the
+wrapper from about 100 to 400 points at C = 1, up to 2,000 at C = 100).
 
 Where problems run side by side (the classes of a one-vs-rest fit on
 :math:`T` threads) :math:`c_{\\text{core}} = 1 + \\tfrac12(\\min(\\text{classes}, T) - 1)` (their
-Python steps share the GIL: 10 digits classes ran 1.47× faster on 2 threads than on one);
+Python steps share the GIL: digits' 10 classes ran 1.17× faster on 2 threads than on one at
+C = 1 and 1.24× at C = 100);
 the outer loops take one class at a time. One problem of :data:`PARALLEL_POINTS` points
 and more splits its scans and columns over the threads: :math:`c_{\\text{core}} = T^{0.6}`
 (measured 1.7× on 2 threads, 4.7× on 16). On 16 cores the outer loop's passes are
 what makes the wrapper the faster one on a dense stack of letter at n = 8,000 and 50 kernels
-(14 s against chunking's 26 s there); on 2 cores the crossing lies between about 400
-points (5 kernels, ℓ1) and 1,400 (50 kernels, p = 4/3, C = 1).
-
-The constants were fitted before the second-order weight step
-(:mod:`mklopt.drivers._newton_step`), which both drivers take on a dense stack for ℓ1 and
-the binary hinge loss: it cuts the steps and iterations where the optimum lies inside the
-simplex with several kernels (on letter's RBF widths the weights are sparse and the counts
-stay as fitted), for the core and the cutting plane alike.
+(14 s against chunking's 26 s there); the model keeps that pick (on 16 cores the wrapper for
+50 kernels at p > 1 up to 8,000 points, on 2 cores the core from 400).
 
 Kernels that would need a dense stack above ``lazy_bytes`` but can be computed on the
 fly always go to the core: the outer loops need the stack, the core does not.
@@ -63,15 +64,15 @@ __all__ = ["DriverChoice", "choose_driver", "core_seconds", "outer_seconds"]
 #: whole fit gains far less: on 16 cores chunking took 26 s at 8,000 points and 50 kernels.
 PARALLEL_POINTS = 8192
 #: Seconds per step besides its pairs' columns: a weight step, a certificate and a
-#: gradient update (Q = 100 pairs).
-STEP_SECONDS = 3.1e-3
-#: Steps at least, with the analytic weight step at C = 1 (measured 14-17 at 250 points):
-#: the weights need them even where SMO needs fewer pairs.
+#: gradient update (Q = 100 pairs; ~0.3 ms with the analytic step at 60 points).
+STEP_SECONDS = 3.0e-4
+#: Steps at least at C = 1 (measured 13-19 with the analytic weight step, 6-16 with the
+#: second-order one below 2,000 points): the weights need them even where SMO needs fewer pairs.
 MIN_STEPS = 15.0
 #: Seconds per entry of the two K_mu columns of a pair (weighted kernels × points).
-PAIR_ENTRY_SECONDS = 7.4e-9
+PAIR_ENTRY_SECONDS = 5.0e-9
 #: Seconds per outer iteration besides the stack and the SVM (certificate, master).
-ITERATION_SECONDS = 1.2e-3
+ITERATION_SECONDS = 6.0e-4
 #: Seconds per stack entry and outer iteration on one core (two streamed passes).
 STACK_ENTRY_SECONDS = 2.1e-9
 #: Seconds per entry of K_mu and outer iteration for the inner SVM (one core).
@@ -80,16 +81,17 @@ SVM_ENTRY_SECONDS = 2.0e-8
 #: need few pairs), times the factors below.
 PAIRS_BASE, PAIRS_PER_POINT, SMALL_PAIRS_PER_POINT = 1000.0, 1.5, 6.0
 #: Problems side by side gain this much per extra thread (their Python steps share the GIL:
-#: 10 digits classes on 2 threads ran 1.47x faster than on one).
-SIDE_BY_SIDE_GAIN = 0.5
-#: The polyhedral master (ℓ1, box) moves the weights in larger jumps than the analytic step.
-POLYHEDRAL_PAIRS = 1.8
+#: digits' 10 classes on 2 threads ran 1.17-1.24x faster than on one).
+SIDE_BY_SIDE_GAIN = 0.2
+#: Pairs with a polyhedral Θ (ℓ1, box) relative to the analytic step's: as many since the
+#: second-order step (1.8 with the cutting plane's weights alone).
+POLYHEDRAL_PAIRS = 1.0
 #: Per loss: more pairs (one-class: ν fixes the mass, every point starts in the pair
 #: selection) or a larger inner SVM (ε-SVR: 2n variables).
 LOSS_PAIRS = {"one_class": 2.5}
 LOSS_SVM = {"epsilon_insensitive": 2.0}
 #: Outer iterations of the wrapper, and of the cutting plane at C = 1.
-WRAPPER_ITERATIONS, CUTTING_PLANE_ITERATIONS = 12.0, 25.0
+WRAPPER_ITERATIONS, CUTTING_PLANE_ITERATIONS = 14.0, 15.0
 #: ℓ1's weights are sparse: the columns of K_mu read about this many kernels.
 SPARSE_KERNELS = 5
 
