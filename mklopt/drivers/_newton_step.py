@@ -69,8 +69,7 @@ class NewtonStep:
     """
 
     def __init__(self, theta: PolyhedralSet, K: np.ndarray, y: np.ndarray, C: float) -> None:
-        self.K, self.y, self.C = K, y, float(C)
-        self.stack = frozen(K)
+        self.stack, self.y, self.C = frozen(K), y, float(C)
         self.M = K.shape[0]
         self.qp = ThetaQP(theta)
 
@@ -95,7 +94,7 @@ class NewtonStep:
         support = np.flatnonzero(alpha)
         coef = self.y[support] * alpha[support]
         block = np.empty((self.M, free.size, support.size))
-        gather_block(self.stack, free.astype(np.int64), support.astype(np.int64), block)
+        gather_block(self.stack, free.astype(np.int64, copy=False), support.astype(np.int64, copy=False), block)
         return block @ coef  # the |F| x |SV| block only
 
     def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -103,7 +102,7 @@ class NewtonStep:
         yF, k = self.y[free], free.size
         used = np.flatnonzero(mu > 0)
         Q = np.empty((k, k))
-        weighted_block(self.stack, used, frozen(mu[used]), free.astype(np.int64), Q)
+        weighted_block(self.stack, used, frozen(mu[used]), free.astype(np.int64, copy=False), Q)
         Q *= np.outer(yF, yF)
         Q[np.diag_indices(k)] += RIDGE * max(float(np.trace(Q)) / k, 1e-300)
         return Q

@@ -74,7 +74,7 @@ class ThetaQP:
                 if target_free is None:
                     break
                 target[free] = target_free
-                x, blocking = self._towards(x, target, face)
+                x, blocking = self._towards(x, target, face, free)
                 if blocking is not None:
                     face = blocking
                     continue
@@ -99,11 +99,12 @@ class ThetaQP:
         at_upper = ~at_zero & (mu >= self.upper - ON_BOUND * self.scale)
         return at_zero, at_upper, self.a is not None and float(self.a @ mu) >= 1.0 - ON_BOUND
 
-    def _towards(self, x: np.ndarray, target: np.ndarray, face) -> tuple[np.ndarray, tuple | None]:
+    def _towards(self, x: np.ndarray, target: np.ndarray, face,
+                 free: np.ndarray) -> tuple[np.ndarray, tuple | None]:
         """The point of Θ farthest along from ``x`` to ``target`` (at most ``target``), and the face
-        with the bound or row that stops the step added (None where none does)."""
+        with the bound or row that stops the step added (None where none does); ``free``: the
+        weights off the face's bounds."""
         at_zero, at_upper, row = face
-        free = ~(at_zero | at_upper)
         step = target - x
         down, up = free & (step < 0.0), free & (step > 0.0) & np.isfinite(self.upper)
         limits = np.full(self.M, np.inf)
@@ -130,8 +131,9 @@ class ThetaQP:
         """The face without the constraint whose multiplier at the face's minimizer ``x`` is the
         most negative; None where none is (``x`` is the minimizer over Θ)."""
         at_zero, at_upper, row = face
-        gradient = H @ x + c + (lam * self.a if row else 0.0)
-        tol = KKT_TOL * max(float(np.abs(c).max()), float(np.abs(H @ x).max()), 1e-300)
+        Hx = H @ x
+        gradient = Hx + c + (lam * self.a if row else 0.0)
+        tol = KKT_TOL * max(float(np.abs(c).max()), float(np.abs(Hx).max()), 1e-300)
         multipliers = np.where(at_zero, gradient, np.where(at_upper, -gradient, np.inf))
         worst = int(np.argmin(multipliers))
         if min(multipliers[worst], lam if row else np.inf) >= -tol:

@@ -82,12 +82,11 @@ def _kernels_first(array: np.ndarray) -> np.ndarray:
     """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores."""
     from .._compiled.blocks import kernels_first
     from .._compiled.layout import frozen
-    from ..kernels._stack import cores, map_kernels
+    from ..kernels._rows import map_row_blocks
 
     n, M = array.shape[0], array.shape[2]
     array, out = frozen(array), np.empty((M, n, n))  # one signature, whoever owns the array
-    edges = np.linspace(0, n, max(1, min(cores(), n // 64)) + 1).astype(np.int64)
-    map_kernels(lambda b: kernels_first(array, out, edges[b], edges[b + 1]), edges.size - 1)
+    map_row_blocks(lambda rows: kernels_first(array, out, rows.start, rows.stop), n)
     return out
 
 

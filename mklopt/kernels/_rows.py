@@ -21,24 +21,27 @@ import numpy as np
 
 from ._stack import cores, map_kernels
 
-__all__ = ["by_row_blocks", "squared_distances", "rbf_training_kernels"]
+__all__ = ["by_row_blocks", "map_row_blocks", "squared_distances", "rbf_training_kernels"]
 
 #: Fewest rows in a block (a block's product must outweigh handing it to a thread).
 MIN_ROWS = 64
 
 
-def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.ndarray:
-    """``out[r] = rows(r)`` for a few row blocks ``r`` of ``out``, on all cores, with BLAS on
-    one thread in each."""
-    n = out.shape[0]
+def map_row_blocks(work: Callable[[slice], None], n: int) -> None:
+    """``work(r)`` for a few blocks ``r`` of the rows ``0 … n-1`` (at least :data:`MIN_ROWS`
+    each), on all cores, with BLAS on one thread in each."""
     blocks = max(1, min(cores(), n // MIN_ROWS))
     edges = np.linspace(0, n, blocks + 1).astype(int)
+    map_kernels(lambda b: work(slice(int(edges[b]), int(edges[b + 1]))), blocks)
 
-    def fill(b: int) -> None:
-        block = slice(int(edges[b]), int(edges[b + 1]))
+
+def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.ndarray:
+    """``out[r] = rows(r)`` for a few row blocks ``r`` of ``out`` (:func:`map_row_blocks`)."""
+
+    def fill(block: slice) -> None:
         out[block] = rows(block)
 
-    map_kernels(fill, blocks)
+    map_row_blocks(fill, out.shape[0])
     return out
 
 
