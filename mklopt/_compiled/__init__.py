@@ -59,6 +59,15 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "weighted_block": "stack (M, n, n) read-only, kernels int64 (k,), weights (k,) read-only, "
                           "rows int64 (F,), out (F, F)",
     },
+    "newton_model": {
+        "model_hessian": "stack (M, n, n) read-only, kernels int64 (k,), weights (k,) read-only, rows int64 (F,), "
+                         "yF (F,), B (F, M), ridge float, floor float, Q (F, F), H (M, M)",
+        "floored": "H (M, M), floor float, out (M, M)",
+    },
+    "face_qp": {
+        "face_qp": "H (M, M), c (M,), mu (M,), upper (M,), a (M,), has_row bool, scale (M,), on_bound float, "
+                   "kkt_tol float, max_faces int, x (M,)",
+    },
     "small_kernels": {
         "scan_chunk": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
                  "sketch (m, 3, 3)",

@@ -2,10 +2,10 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls five compiled functions, each with one signature: the SMO chunk on a
+included — calls six compiled functions, each with one signature: the SMO chunk on a
 dense stack (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
-(:mod:`~mklopt._compiled.gradient_updates`), the second-order step's block of the combined
-kernel (:mod:`~mklopt._compiled.blocks`), the PSD screen of small kernels
+(:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
+(:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD screen of small kernels
 (:mod:`~mklopt._compiled.small_kernels`) and the RBF kernels of the training stack
 (:mod:`~mklopt._compiled.rbf_stack`); ``driver="auto"`` takes the interleaved core for the
 default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
@@ -78,12 +78,21 @@ def _rbf_arguments() -> tuple:
     return stack[0], np.zeros(2), np.ones(1), np.zeros(1, dtype=np.int64), stack, np.zeros((1, 2), dtype=np.int64)
 
 
-def _free_block_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.blocks.weighted_block` as the second-order
-    step passes them: the read-only stack, the kernels in use, their read-only weights,
-    the free points, the block written."""
+def _model_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.newton_model.model_hessian` as the second-order
+    step passes them: the read-only stack, the kernels in use, their read-only weights, the
+    free points, their labels, the gradient rows, ridge and floor, the block and H written."""
     index = np.zeros(1, dtype=np.int64)
-    return frozen(np.zeros((1, 2, 2))), index, frozen(np.ones(1)), index, np.zeros((1, 1))
+    return (frozen(np.zeros((1, 2, 2))), index, frozen(np.ones(1)), index, np.ones(1), np.zeros((1, 1)), 1e-10,
+            1e-8, np.zeros((1, 1)), np.zeros((1, 1)))
+
+
+def _qp_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.face_qp.face_qp` as :class:`~mklopt.drivers._theta_qp.ThetaQP`
+    passes them: H, c, the weights, the bounds, the row, whether Θ has it, the scale, the
+    two tolerances, the faces at most, the answer written."""
+    vector = np.ones(1)
+    return np.ones((1, 1)), vector, vector, vector, vector, True, vector, 1e-12, 1e-9, 24, np.zeros(1)
 
 
 def _compiled(module: str, name: str) -> Callable[[], Any]:
@@ -103,7 +112,8 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
     ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
-    ("weighted_block", _compiled("blocks", "weighted_block"), _free_block_arguments),
+    ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
+    ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
 ]
 

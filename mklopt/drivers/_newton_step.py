@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._compiled.blocks import gather_block, weighted_block
+from .._compiled.blocks import gather_block
 from .._compiled.layout import frozen
+from .._compiled.newton_model import MODELLED, NOT_DEFINITE, floored, model_hessian
 from ..kernels._stack import dense_stack
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
@@ -81,11 +82,20 @@ class NewtonStep:
         free = np.flatnonzero((alpha > 1e-12 * self.C) & (alpha < (1.0 - 1e-12) * self.C))
         if free.size == 0 or free.size > MAX_FREE:
             return None
-        B = self._gradient_rows(free, alpha, Kc).T * self.y[free][:, None]  # (|F|, M)
+        yF = self.y[free]
+        B = np.ascontiguousarray(self._gradient_rows(free, alpha, Kc).T * yF[:, None])  # (|F|, M)
+        used = np.flatnonzero(mu > 0)
+        Q, H = np.empty((free.size, free.size)), np.empty((self.M, self.M))
+        status = model_hessian(self.stack, used, frozen(mu[used]), free.astype(np.int64, copy=False), yF, B,
+                               RIDGE, FLOOR, Q, H)
+        if status == MODELLED:
+            return H
+        if status != NOT_DEFINITE:
+            return None
         # a poor model (a low-rank K_mu) only costs a step, the certificate decides: no warnings
         with np.errstate(all="ignore"):
-            H = _bordered_product(self._free_block(mu, free), self.y[free], B)
-        return None if H is None or not np.all(np.isfinite(H)) else _floored(H)
+            raw = _bordered_by_lu(Q, yF, B)
+        return H if raw is not None and np.all(np.isfinite(raw)) and floored(raw, FLOOR, H) else None
 
     def _gradient_rows(self, free: np.ndarray, alpha: np.ndarray, Kc: np.ndarray | None) -> np.ndarray:
         """:math:`(K_m(y\\circ\\alpha))_F`, shape (M, |F|)."""
@@ -97,55 +107,23 @@ class NewtonStep:
         gather_block(self.stack, free.astype(np.int64, copy=False), support.astype(np.int64, copy=False), block)
         return block @ coef  # the |F| x |SV| block only
 
-    def _free_block(self, mu: np.ndarray, free: np.ndarray) -> np.ndarray:
-        """:math:`Q_{FF} = (YK_\\mu Y)_{FF}` with its ridge."""
-        yF, k = self.y[free], free.size
-        used = np.flatnonzero(mu > 0)
-        Q = np.empty((k, k))
-        weighted_block(self.stack, used, frozen(mu[used]), free.astype(np.int64, copy=False), Q)
-        Q *= np.outer(yF, yF)
-        Q[np.diag_indices(k)] += RIDGE * max(float(np.trace(Q)) / k, 1e-300)
-        return Q
-
     def __call__(self, mu: np.ndarray, s: np.ndarray, H: np.ndarray) -> np.ndarray | None:
         """The minimizer of the quadratic model over Θ (None where HiGHS does not end optimal)."""
         return self.qp(mu, -0.5 * s - H @ mu, H)
 
 
-def _bordered_product(Q: np.ndarray, yF: np.ndarray, B: np.ndarray) -> np.ndarray | None:
-    """:math:`B^\\top X` of the bordered system: by Cholesky of :math:`Q_{FF}` and the Schur
-    complement of the border,
-
-    .. math:: B^\\top X = B^\\top Q^{-1}B - \\frac{(B^\\top Q^{-1}y_F)(B^\\top Q^{-1}y_F)^\\top}
-              {y_F^\\top Q^{-1}y_F}
-
-    (half the work of an LU of the bordered matrix), by that LU where :math:`Q_{FF}` is not
-    numerically positive definite; None where the system is singular."""
-    import scipy.linalg
-
+def _bordered_by_lu(Q: np.ndarray, yF: np.ndarray, B: np.ndarray) -> np.ndarray | None:
+    """:math:`B^\\top X` of the bordered system by its LU, where :math:`Q_{FF}` is not numerically
+    positive definite (:func:`~mklopt._compiled.newton_model.model_hessian` takes the Cholesky
+    factor and the Schur complement of the border otherwise); None where it is singular."""
+    k = yF.size
+    bordered = np.zeros((k + 1, k + 1))
+    bordered[:k, :k], bordered[:k, k], bordered[k, :k] = Q, yF, yF
     try:
-        factor = scipy.linalg.cho_factor(Q, lower=True, check_finite=False)
+        X = np.linalg.solve(bordered, np.vstack([B, np.zeros((1, B.shape[1]))]))
     except np.linalg.LinAlgError:
-        k = yF.size
-        bordered = np.zeros((k + 1, k + 1))
-        bordered[:k, :k], bordered[:k, k], bordered[k, :k] = Q, yF, yF
-        try:
-            X = np.linalg.solve(bordered, np.vstack([B, np.zeros((1, B.shape[1]))]))
-        except np.linalg.LinAlgError:
-            return None
-        return B.T @ X[:k]
-    solved = scipy.linalg.cho_solve(factor, np.column_stack([B, yF]), check_finite=False)
-    border = B.T @ solved[:, -1]  # B^T Q^{-1} y_F
-    return B.T @ solved[:, :-1] - np.outer(border, border) / float(yF @ solved[:, -1])
-
-
-def _floored(H: np.ndarray) -> np.ndarray | None:
-    """``H`` (PSD in exact arithmetic) with its eigenvalues floored at :data:`FLOOR` of the
-    largest, for a well-posed QP; None where it has no positive eigenvalue."""
-    values, vectors = np.linalg.eigh(0.5 * (H + H.T))
-    if values[-1] <= 0.0:
         return None
-    return (vectors * np.maximum(values, FLOOR * values[-1])) @ vectors.T
+    return B.T @ X[:k]
 
 
 class SecondOrder:

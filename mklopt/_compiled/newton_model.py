@@ -1,0 +1,114 @@
+"""The second-order step's quadratic model in one compiled call, outside the GIL.
+
+The model of :mod:`~mklopt.drivers._newton_step` needs, at each weight step, the block
+:math:`Q_{FF} = (YK_\\mu Y)_{FF}` on the free variables F (with a small ridge), its
+Cholesky factor :math:`LL^\\top`, the solves :math:`Q^{-1}[B, y_F]` and
+
+.. math:: H = B^\\top Q^{-1}B - \\frac{(B^\\top Q^{-1}y_F)(B^\\top Q^{-1}y_F)^\\top}{y_F^\\top Q^{-1}y_F},
+
+the Hessian of the SVM's optimum in μ (the Schur complement of the bordered KKT system),
+symmetrized and with its eigenvalues floored at ``floor`` times the largest. Made in
+NumPy and SciPy, these are a dozen calls that hold the GIL (SciPy's LAPACK wrappers keep
+it), so that the one-vs-rest classes side by side on threads took their weight steps one
+at a time; here LAPACK's ``potrf`` and ``syevd`` run through numba's own bindings, in a
+function that releases the GIL.
+
+:func:`model_hessian` returns a status: :data:`MODELLED` with ``H`` written,
+:data:`NOT_DEFINITE` where the Cholesky factorization fails (``Q`` holds the ridged block
+for the caller's LU of the bordered matrix), :data:`NO_MODEL` where H is not finite or has
+no positive eigenvalue. :func:`floored` is the floor alone (for the caller's LU).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .blocks import weighted_block
+from .cache import locked_cache
+
+__all__ = ["model_hessian", "floored", "MODELLED", "NOT_DEFINITE", "NO_MODEL"]
+
+#: :func:`model_hessian` wrote the floored Hessian.
+MODELLED = 0
+#: :math:`Q_{FF}` is not numerically positive definite (``Q`` holds it, ridged).
+NOT_DEFINITE = 1
+#: H is not finite, or has no positive eigenvalue: no model.
+NO_MODEL = 2
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def _factor(Q):
+    """The lower Cholesky factor of ``Q`` and True, or an empty array and False."""
+    try:
+        return np.linalg.cholesky(Q), True
+    except Exception:  # numba raises LinAlgError for a matrix not positive definite
+        return np.empty((0, 0)), False
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def _solve_in_place(L, R):
+    """``R <- (L L^T)^{-1} R`` by forward and back substitution (R of shape (k, c))."""
+    k, c = R.shape
+    for i in range(k):
+        for j in range(i):
+            factor = L[i, j]
+            for col in range(c):
+                R[i, col] -= factor * R[j, col]
+        for col in range(c):
+            R[i, col] /= L[i, i]
+    for i in range(k - 1, -1, -1):
+        for j in range(i + 1, k):
+            factor = L[j, i]
+            for col in range(c):
+                R[i, col] -= factor * R[j, col]
+        for col in range(c):
+            R[i, col] /= L[i, i]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def floored(H, floor, out):
+    """``out`` = the symmetric part of ``H`` with its eigenvalues floored at ``floor`` times
+    the largest; False where none is positive."""
+    values, vectors = np.linalg.eigh(0.5 * (H + H.T))
+    top = values[-1]
+    if not top > 0.0:
+        return False
+    for m in range(values.size):
+        values[m] = max(values[m], floor * top)
+    out[:, :] = (vectors * values) @ vectors.T
+    return True
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def model_hessian(stack, kernels, weights, rows, yF, B, ridge, floor, Q, H):
+    """The floored model Hessian ``H`` (M, M) from the free points ``rows`` (labels ``yF``)
+    and the gradient rows ``B`` (|F|, M); the ridged :math:`Q_{FF}` in ``Q``; a status."""
+    k, M = rows.size, B.shape[1]
+    weighted_block(stack, kernels, weights, rows, Q)
+    trace = 0.0
+    for a in range(k):
+        for b in range(k):
+            Q[a, b] *= yF[a] * yF[b]
+        trace += Q[a, a]
+    shift = ridge * max(trace / k, 1e-300)
+    for a in range(k):
+        Q[a, a] += shift
+    L, definite = _factor(Q)
+    if not definite:
+        return NOT_DEFINITE
+    R = np.empty((k, M + 1))
+    R[:, :M] = B
+    R[:, M] = yF
+    _solve_in_place(L, R)
+    solved = np.ascontiguousarray(R[:, :M])
+    border = B.T @ np.ascontiguousarray(R[:, M])
+    denominator = yF @ np.ascontiguousarray(R[:, M])
+    raw = B.T @ solved - np.outer(border, border) / denominator
+    if not np.all(np.isfinite(raw)):
+        return NO_MODEL
+    return MODELLED if floored(raw, floor, H) else NO_MODEL
