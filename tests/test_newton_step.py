@@ -239,3 +239,47 @@ def test_the_compiled_gather_is_numpys_block(rows, columns):
     out = np.empty((3, rows, columns))
     gather_block(stack, R, C, out)
     assert np.array_equal(out, stack[:, R][:, :, C])
+
+
+@pytest.mark.parametrize("free, kernels", [(3, 2), (12, 3), (150, 5)])
+def test_the_compiled_model_is_the_bordered_systems_schur_complement_floored(free, kernels):
+    """model_hessian against NumPy: the LU solve of the bordered KKT matrix built from the
+    ridged Q_FF, B^T X, then the symmetric part with eigenvalues floored; and Q is the block."""
+    from mklopt._compiled.layout import frozen
+    from mklopt._compiled.newton_model import MODELLED, model_hessian
+
+    rng = np.random.default_rng(free + kernels)
+    A = rng.standard_normal((kernels, 200, 260))
+    stack = frozen(np.einsum("mik,mjk->mij", A, A) / 260)
+    stack = frozen(0.5 * (stack + stack.transpose(0, 2, 1)))
+    rows = np.sort(rng.choice(200, size=free, replace=False)).astype(np.int64)
+    used, mu = np.arange(kernels), rng.dirichlet(np.ones(kernels))
+    yF = rng.choice([-1.0, 1.0], size=free)
+    B = rng.standard_normal((free, kernels))
+    Q, H = np.empty((free, free)), np.empty((kernels, kernels))
+    assert model_hessian(stack, used, frozen(mu), rows, yF, B, 1e-10, 1e-8, Q, H) == MODELLED
+    block = sum(mu[m] * stack[m][np.ix_(rows, rows)] for m in range(kernels)) * np.outer(yF, yF)
+    block[np.diag_indices(free)] += 1e-10 * np.trace(block) / free
+    assert np.allclose(Q, block, rtol=1e-13, atol=0)
+    bordered = np.block([[block, yF[:, None]], [yF[None, :], np.zeros((1, 1))]])
+    X = np.linalg.solve(bordered, np.vstack([B, np.zeros((1, kernels))]))[:free]
+    values, vectors = np.linalg.eigh(0.5 * (B.T @ X + X.T @ B))
+    expected = (vectors * np.maximum(values, 1e-8 * values[-1])) @ vectors.T
+    assert np.allclose(H, expected, rtol=1e-8, atol=1e-10 * np.abs(expected).max())
+
+
+def test_a_singular_free_block_is_handed_back_for_the_lu_and_no_positive_model_is_none():
+    """Q_FF of rank 2 on 30 points (a linear kernel of two features): not positive definite, so
+    the status says so and Q holds the ridged block; a model with no positive eigenvalue: None."""
+    from mklopt._compiled.layout import frozen
+    from mklopt._compiled.newton_model import NO_MODEL, NOT_DEFINITE, floored, model_hessian
+
+    rng = np.random.default_rng(3)
+    Z = rng.standard_normal((40, 2))
+    stack = frozen((Z @ Z.T)[None])
+    rows = np.arange(30, dtype=np.int64)
+    Q, H = np.empty((30, 30)), np.empty((1, 1))
+    status = model_hessian(stack, np.zeros(1, dtype=np.int64), frozen(np.ones(1)), rows, np.ones(30),
+                           np.ones((30, 1)), 0.0, 1e-8, Q, H)
+    assert status == NOT_DEFINITE and np.array_equal(Q, (Z @ Z.T)[:30, :30])
+    assert not floored(-np.eye(2), 1e-8, np.empty((2, 2))) and NO_MODEL != NOT_DEFINITE

@@ -25,12 +25,26 @@ __all__ = ["face_qp"]
 
 
 @locked_cache
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always")
+def _dot(u, v):
+    """:math:`u^\\top v` in a loop (a BLAS call costs its compile time, not worth it at M)."""
+    total = 0.0
+    for m in range(u.size):
+        total += u[m] * v[m]
+    return total
+
+
+@locked_cache
+@njit(cache=True, inline="always", error_model="numpy")
 def _face_minimizer(H, c, target, at_zero, at_upper, row, a):
     """Write the face's minimizer on its free weights into ``target`` (its other entries: the
     bound values); ``(solved, row multiplier)``."""
-    free = np.flatnonzero(~(at_zero | at_upper))
-    size = free.size
+    free = np.empty(target.size, np.int64)
+    size = 0
+    for m in range(target.size):
+        if not (at_zero[m] or at_upper[m]):
+            free[size] = m
+            size += 1
     k = size + (1 if row else 0)
     if k == 0:
         return True, 0.0
@@ -44,22 +58,52 @@ def _face_minimizer(H, c, target, at_zero, at_upper, row, a):
         for j in range(size):
             system[i, j] = H[s, free[j]]
     if row:
-        rhs[k - 1] = 1.0 - a @ target
+        rhs[k - 1] = 1.0 - _dot(a, target)
         for i in range(size):
             system[k - 1, i] = system[i, k - 1] = a[free[i]]
-    try:
-        solution = np.linalg.solve(system, rhs)
-    except Exception:  # a singular system
-        return False, 0.0
-    if not np.all(np.isfinite(solution)):
+    if not _solve_small(system, rhs):
         return False, 0.0
     for i in range(size):
-        target[free[i]] = solution[i]
-    return True, solution[k - 1] if row else 0.0
+        target[free[i]] = rhs[i]
+    return True, rhs[k - 1] if row else 0.0
 
 
 @locked_cache
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
+def _solve_small(A, b):
+    """``b <- A^{-1} b`` by Gaussian elimination with partial pivoting (A overwritten), as
+    LAPACK's ``gesv`` (at most M + 1 equations: no call worth its compile time); False where
+    a pivot is exactly 0 or the solution is not finite."""
+    k = b.size
+    for j in range(k):
+        pivot = j
+        for i in range(j + 1, k):
+            if abs(A[i, j]) > abs(A[pivot, j]):
+                pivot = i
+        if A[pivot, j] == 0.0:
+            return False
+        if pivot != j:
+            for col in range(k):
+                A[j, col], A[pivot, col] = A[pivot, col], A[j, col]
+            b[j], b[pivot] = b[pivot], b[j]
+        for i in range(j + 1, k):
+            factor = A[i, j] / A[j, j]
+            for col in range(j, k):
+                A[i, col] -= factor * A[j, col]
+            b[i] -= factor * b[j]
+    for j in range(k - 1, -1, -1):
+        total = b[j]
+        for col in range(j + 1, k):
+            total -= A[j, col] * b[col]
+        b[j] = total / A[j, j]
+    for j in range(k):
+        if not np.isfinite(b[j]):
+            return False
+    return True
+
+
+@locked_cache
+@njit(cache=True, inline="always", error_model="numpy")
 def _towards(x, target, at_zero, at_upper, row, upper, a, has_row):
     """Move ``x`` as far towards ``target`` as Θ allows; add the bound that stops it to the
     face (in place). Returns ``(reached, row)``: the target reached, the row on the face."""
@@ -71,7 +115,7 @@ def _towards(x, target, at_zero, at_upper, row, upper, a, has_row):
             continue
         if step < 0.0:
             bound_limit = x[m] / -step
-        elif step > 0.0 and np.isfinite(upper[m]):
+        elif step > 0.0 and upper[m] < np.inf:
             bound_limit = (upper[m] - x[m]) / step
         else:
             continue
@@ -83,10 +127,11 @@ def _towards(x, target, at_zero, at_upper, row, upper, a, has_row):
         for m in range(M):
             along += a[m] * (target[m] - x[m])
         if along > 0.0:
-            row_limit = max(1.0 - a @ x, 0.0) / along
+            row_limit = max(1.0 - _dot(a, x), 0.0) / along
     length = min(limit, row_limit)
     if length >= 1.0:
-        x[:] = target
+        for m in range(M):
+            x[m] = target[m]
         return True, row
     falling = blocked >= 0 and target[blocked] < x[blocked]
     for m in range(M):
@@ -101,11 +146,13 @@ def _towards(x, target, at_zero, at_upper, row, upper, a, has_row):
 
 
 @locked_cache
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def _leaving(at_zero, at_upper, row, x, lam, c, H, a, kkt_tol):
     """Drop from the face the constraint with the most negative multiplier at its minimizer
     ``x`` (in place). Returns ``(optimal, row)``: no multiplier negative, the row kept."""
-    Hx = H @ x
+    Hx = np.empty(x.size)
+    for m in range(x.size):
+        Hx[m] = _dot(H[m], x)
     scale = 1e-300
     for m in range(x.size):
         scale = max(scale, abs(c[m]), abs(Hx[m]))
@@ -135,7 +182,7 @@ def face_qp(H, c, mu, upper, a, has_row, scale, on_bound, kkt_tol, max_faces, x)
         at_zero[m] = mu[m] <= on_bound * scale[m]
         at_upper[m] = not at_zero[m] and mu[m] >= upper[m] - on_bound * scale[m]
         x[m] = 0.0 if at_zero[m] else (upper[m] if at_upper[m] else min(max(mu[m], 0.0), upper[m]))
-    row = has_row and a @ mu >= 1.0 - on_bound
+    row = has_row and _dot(a, mu) >= 1.0 - on_bound
     target = np.empty(M)
     for _ in range(max_faces):
         for m in range(M):

@@ -48,7 +48,7 @@ def _factor(Q):
 
 
 @locked_cache
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _solve_in_place(L, R):
     """``R <- (L L^T)^{-1} R`` by forward and back substitution (R of shape (k, c))."""
     k, c = R.shape
@@ -72,14 +72,25 @@ def _solve_in_place(L, R):
 @njit(cache=True, nogil=True)
 def floored(H, floor, out):
     """``out`` = the symmetric part of ``H`` with its eigenvalues floored at ``floor`` times
-    the largest; False where none is positive."""
-    values, vectors = np.linalg.eigh(0.5 * (H + H.T))
+    the largest; False where none is positive. (Loops, not NumPy's array expressions: at
+    M × M they cost nothing to run and seconds to compile.)"""
+    M = H.shape[0]
+    symmetric = np.empty((M, M))
+    for i in range(M):
+        for j in range(M):
+            symmetric[i, j] = 0.5 * (H[i, j] + H[j, i])
+    values, vectors = np.linalg.eigh(symmetric)
     top = values[-1]
     if not top > 0.0:
         return False
-    for m in range(values.size):
+    for m in range(M):
         values[m] = max(values[m], floor * top)
-    out[:, :] = (vectors * values) @ vectors.T
+    for i in range(M):
+        for j in range(M):
+            total = 0.0
+            for m in range(M):
+                total += vectors[i, m] * values[m] * vectors[j, m]
+            out[i, j] = total
     return True
 
 
@@ -102,13 +113,21 @@ def model_hessian(stack, kernels, weights, rows, yF, B, ridge, floor, Q, H):
     if not definite:
         return NOT_DEFINITE
     R = np.empty((k, M + 1))
-    R[:, :M] = B
-    R[:, M] = yF
+    for a in range(k):
+        for m in range(M):
+            R[a, m] = B[a, m]
+        R[a, M] = yF[a]
     _solve_in_place(L, R)
-    solved = np.ascontiguousarray(R[:, :M])
-    border = B.T @ np.ascontiguousarray(R[:, M])
-    denominator = yF @ np.ascontiguousarray(R[:, M])
-    raw = B.T @ solved - np.outer(border, border) / denominator
-    if not np.all(np.isfinite(raw)):
-        return NO_MODEL
-    return MODELLED if floored(raw, floor, H) else NO_MODEL
+    raw = np.zeros((M + 1, M + 1))  # [B, y_F]^T Q^{-1} [B, y_F]
+    for a in range(k):
+        for i in range(M + 1):
+            left = B[a, i] if i < M else yF[a]
+            for j in range(M + 1):
+                raw[i, j] += left * R[a, j]
+    schur = np.empty((M, M))
+    for i in range(M):
+        for j in range(M):
+            schur[i, j] = raw[i, j] - raw[i, M] * raw[j, M] / raw[M, M]
+            if not np.isfinite(schur[i, j]):
+                return NO_MODEL
+    return MODELLED if floored(schur, floor, H) else NO_MODEL
