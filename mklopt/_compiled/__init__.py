@@ -26,6 +26,8 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
                  "cache, mu (M,), rows int64 (V,), signs (V,), base (V,), upper (V,), beta (V,), ghat (n,), "
                  "dmu (n,), state int8 (V,), active int64, points int64, delta (n,), touched bool (n,), "
                  "count int64, max_pairs int, eps float, blocks int, tau float",
+        "shrink": "rows int64 (V,), signs (V,), base (V,), upper (V,), beta (V,), ghat (n,), state int8 (V,), "
+                  "active int64 (V,), marks bool (n,), shrinking bool",
     },
     "smo_qp": {
         "smo_qp": "K (n, n), rows int64, signs, base, upper, beta, ghat, eps float, max_pairs int, tau float",

@@ -2,8 +2,8 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls six compiled functions, each with one signature: the SMO chunk on a
-dense stack (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
+included — calls seven compiled functions, each with one signature: the SMO chunk on a
+dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
 (:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
 (:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD screen of small kernels
 (:mod:`~mklopt._compiled.small_kernels`) and the RBF kernels of the training stack
@@ -78,6 +78,15 @@ def _rbf_arguments() -> tuple:
     return stack[0], np.zeros(2), np.ones(1), np.zeros(1, dtype=np.int64), stack, np.zeros((1, 2), dtype=np.int64)
 
 
+def _shrink_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.smo.shrink` as the chunking driver passes them: the
+    variables' points, signs, base, bounds and values, the combined gradient, their moves, the
+    active list and the points' marks written, whether to shrink."""
+    vector, index = np.zeros(2), np.zeros(2, dtype=np.int64)
+    return (index, vector, vector, vector, vector, vector, np.zeros(2, dtype=np.int8), index,
+            np.zeros(2, dtype=np.bool_), True)
+
+
 def _model_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.newton_model.model_hessian` as the second-order
     step passes them: the read-only stack, the kernels in use, their read-only weights, the
@@ -110,6 +119,7 @@ def _dense_chunk():
 #: ``(name, dispatcher, sample arguments)`` of the functions built with the package.
 AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
+    ("shrink", _compiled("smo", "shrink"), _shrink_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
     ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),

@@ -110,25 +110,44 @@ def violation(state, rows, base, ghat) -> float:
     return high - low
 
 
-def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking) -> tuple[int, float]:
+@locked_cache
+@njit(cache=True, nogil=True)
+def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking):
     """Set every variable's moves in ``state``, write the active variables into ``active[:k]``
     and mark their points; ``(k, violation)``.
 
     ``ghat`` must be exact at every point. With ``shrinking``, kept (libsvm's rule): the free
     variables, those that may only rise with :math:`F_t \\ge \\min_{low}F` and those that may
     only fall with :math:`F_t \\le \\max_{up}F`; without, all. The violation is over all
-    variables.
+    variables. (Two passes over the variables, compiled: once per chunk of every class.)
     """
-    rise, fall, F = _moves_and_F(rows, signs, base, upper, beta, ghat)
-    state[:] = RISE * rise + FALL * fall
-    high, low = _extremes(rise, fall, F)
-    if shrinking:
-        keep = np.flatnonzero((rise & fall) | (rise & ~fall & (F >= low)) | (fall & ~rise & (F <= high)))
-    else:
-        keep = np.arange(beta.shape[0])
-    active[:keep.size] = keep
-    marks[rows[keep]] = True
-    return keep.size, high - low
+    high, low = -np.inf, np.inf
+    for t in range(beta.shape[0]):
+        rise, fall = _may_move(signs[t], beta[t], upper[t])
+        state[t] = RISE * rise + FALL * fall
+        F = base[t] - ghat[rows[t]]
+        if rise and F > high:
+            high = F
+        if fall and F < low:
+            low = F
+    k = 0
+    for t in range(beta.shape[0]):
+        rise, fall = (state[t] & RISE) > 0, (state[t] & FALL) > 0
+        F = base[t] - ghat[rows[t]]
+        if not shrinking or (rise and fall) or (rise and F >= low) or (fall and F <= high):
+            active[k] = t
+            marks[rows[t]] = True
+            k += 1
+    return k, high - low
+
+
+@locked_cache
+@njit(cache=True, inline="always")
+def _may_move(sign, beta, upper):
+    """(may rise, may fall) of a variable with sign ``sign``, value ``beta`` in [0, upper]."""
+    if sign > 0.0:
+        return beta < upper, beta > 0.0
+    return beta > 0.0, beta < upper
 
 
 @locked_cache
