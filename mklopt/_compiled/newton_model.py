@@ -2,7 +2,8 @@
 
 The model of :mod:`~mklopt.drivers._newton_step` needs, at each weight step, the block
 :math:`Q_{FF} = (YK_\\mu Y)_{FF}` on the free variables F (with a small ridge), its
-Cholesky factor :math:`LL^\\top`, the solves :math:`Q^{-1}[B, y_F]` and
+Cholesky factor :math:`LL^\\top`, :math:`Z = L^{-1}[B, y_F]` (one forward substitution:
+:math:`[B, y_F]^\\top Q^{-1}[B, y_F] = Z^\\top Z`) and
 
 .. math:: H = B^\\top Q^{-1}B - \\frac{(B^\\top Q^{-1}y_F)(B^\\top Q^{-1}y_F)^\\top}{y_F^\\top Q^{-1}y_F},
 
@@ -49,23 +50,18 @@ def _factor(Q):
 
 @locked_cache
 @njit(cache=True, inline="always")
-def _solve_in_place(L, R):
-    """``R <- (L L^T)^{-1} R`` by forward and back substitution (R of shape (k, c))."""
-    k, c = R.shape
-    for i in range(k):
-        for j in range(i):
-            factor = L[i, j]
-            for col in range(c):
-                R[i, col] -= factor * R[j, col]
-        for col in range(c):
-            R[i, col] /= L[i, i]
-    for i in range(k - 1, -1, -1):
-        for j in range(i + 1, k):
-            factor = L[j, i]
-            for col in range(c):
-                R[i, col] -= factor * R[j, col]
-        for col in range(c):
-            R[i, col] /= L[i, i]
+def _forward(L, Z):
+    """``Z <- Z L^{-T}`` for the rows ``Z`` (c, k): each row the forward substitution
+    :math:`L^{-1}z` (contiguous dot products along the rows of L)."""
+    k = L.shape[0]
+    for col in range(Z.shape[0]):
+        z = Z[col]
+        for i in range(k):
+            total = z[i]
+            row = L[i]
+            for j in range(i):
+                total -= row[j] * z[j]
+            z[i] = total / row[i]
 
 
 @locked_cache
@@ -112,18 +108,19 @@ def model_hessian(stack, kernels, weights, rows, yF, B, ridge, floor, Q, H):
     L, definite = _factor(Q)
     if not definite:
         return NOT_DEFINITE
-    R = np.empty((k, M + 1))
+    Z = np.empty((M + 1, k))  # L^{-1}[B, y_F], by rows: [B, y_F]^T Q^{-1} [B, y_F] = Z Z^T
     for a in range(k):
         for m in range(M):
-            R[a, m] = B[a, m]
-        R[a, M] = yF[a]
-    _solve_in_place(L, R)
-    raw = np.zeros((M + 1, M + 1))  # [B, y_F]^T Q^{-1} [B, y_F]
-    for a in range(k):
-        for i in range(M + 1):
-            left = B[a, i] if i < M else yF[a]
-            for j in range(M + 1):
-                raw[i, j] += left * R[a, j]
+            Z[m, a] = B[a, m]
+        Z[M, a] = yF[a]
+    _forward(L, Z)
+    raw = np.empty((M + 1, M + 1))
+    for i in range(M + 1):
+        for j in range(i, M + 1):
+            total = 0.0
+            for a in range(k):
+                total += Z[i, a] * Z[j, a]
+            raw[i, j] = raw[j, i] = total
     schur = np.empty((M, M))
     for i in range(M):
         for j in range(M):
