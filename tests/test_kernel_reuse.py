@@ -117,20 +117,55 @@ def precomputed(iris):
 
 @pytest.mark.parametrize("normalization", [None, "trace", "multiplicative"])
 def test_a_precomputed_array_seen_again_is_not_copied_or_checked_again(checks, precomputed, normalization):
-    """The first fit on an array only notes a sample of it; the second hashes it and keeps the
-    checked set; the third (a copy: the content counts) reuses it."""
+    """Normalized: the first fit on an array only notes a sample of it; the second hashes it and
+    keeps the checked set. Without normalization the first keeps it (its stack holds the array's
+    values, compared at the next fit). Either way a later fit on a copy (the content counts)
+    reuses it, with the answer of a fit from scratch."""
     K, y = precomputed
     first = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=1.0).fit(K, y)
     mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=2.0).fit(K, y)
-    assert len(checks) == 2
+    kept_at = 1 if normalization is None else 2
+    assert len(checks) == kept_at
     second = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K.copy(), y)
-    assert len(checks) == 2
+    assert len(checks) == kept_at
     _kernel_reuse.forget_kernels()
     fresh = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization, C=10.0).fit(K, y)
-    assert len(checks) == 3
+    assert len(checks) == kept_at + 1
     np.testing.assert_allclose(second.weights_, fresh.weights_, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(second.predict(K), fresh.predict(K))
     assert first.predict(K).shape == y.shape
+
+
+@pytest.mark.parametrize("change", ["next float", "negative zero", "last entry"])
+def test_an_unnormalized_array_kept_by_its_sample_is_reused_only_if_equal_bit_for_bit(checks, precomputed, change):
+    """Kept under its sample alone, the set is reused only by an array equal to its stack: a
+    symmetric pair of entries outside the sample one float away, the sign of a zero there, the
+    last entry — each is checked again, and the fit answers as one from scratch."""
+    K, y = precomputed
+    same_class = (y[:, None] == y[None, :]).astype(float)  # PSD: its kernel has exact zeros
+    K = np.ascontiguousarray(np.dstack([K, K[:, :, 1] * same_class]))
+    mklopt.MKLClassifier(kernels="precomputed", normalization=None).fit(K, y)
+    assert len(checks) == 1
+    sampled = set(np.linspace(0, K.size - 1, min(_kernel_reuse.SAMPLE, K.size)).astype(np.int64).tolist())
+    n, M = K.shape[1], K.shape[2]
+    i, j = next((i, j) for i in range(n) for j in range(i + 1, n) if y[i] != y[j]
+                and {(i * n + j) * M + m for m in (1, 2)}.isdisjoint(sampled)
+                and {(j * n + i) * M + m for m in (1, 2)}.isdisjoint(sampled))
+    changed = K.copy()
+    if change == "next float":
+        changed[i, j, 1] = changed[j, i, 1] = np.nextafter(K[i, j, 1], np.inf)
+    elif change == "negative zero":
+        assert K[i, j, 2] == 0.0 and not np.signbit(K[i, j, 2])
+        changed[i, j, 2] = changed[j, i, 2] = -0.0
+    else:
+        changed[-1, -1, -1] = np.nextafter(K[-1, -1, -1], np.inf)
+    model = mklopt.MKLClassifier(kernels="precomputed", normalization=None).fit(changed, y)
+    assert len(checks) == 2
+    mklopt.MKLClassifier(kernels="precomputed", normalization=None).fit(changed.copy(), y)
+    assert len(checks) == 2  # the changed array is now the one kept
+    _kernel_reuse.forget_kernels()
+    fresh = mklopt.MKLClassifier(kernels="precomputed", normalization=None).fit(changed, y)
+    np.testing.assert_array_equal(model.weights_, fresh.weights_)
 
 
 def test_a_precomputed_array_changed_in_place_is_checked_again(checks, precomputed):
@@ -166,9 +201,11 @@ def test_a_clipped_precomputed_array_warns_at_every_fit(checks, precomputed):
     assert len(checks) == 2
 
 
-def test_a_precomputed_grid_search_checks_each_fold_once(checks, precomputed):
+@pytest.mark.parametrize("normalization", ["multiplicative", None])
+def test_a_precomputed_grid_search_checks_each_fold_once(checks, precomputed, normalization):
+    """Normalized: each fold noted at the first C, checked and kept at the second, reused at the
+    third; without normalization kept at the first. The refit on all points is checked."""
     K, y = precomputed
-    """Each fold noted at the first C, checked and kept at the second, reused at the third; the
-    refit on all points is checked."""
-    GridSearchCV(mklopt.MKLClassifier(kernels="precomputed"), {"C": [0.1, 1.0, 10.0]}, cv=3).fit(K, y)
-    assert len(checks) == 3 + 3 + 1
+    GridSearchCV(mklopt.MKLClassifier(kernels="precomputed", normalization=normalization),
+                 {"C": [0.1, 1.0, 10.0]}, cv=3).fit(K, y)
+    assert len(checks) == (3 if normalization is None else 3 + 3) + 1

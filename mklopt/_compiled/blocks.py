@@ -6,7 +6,9 @@ with no (|R|·|C|)-long index array as ``take`` wants: one-vs-one's pair stacks
 (:meth:`~mklopt.kernels.kernelset.KernelSet.points`) and the second-order step's
 :math:`|F|\\times|SV|` rows of the gradients. :func:`kernels_first` turns the estimators'
 precomputed (n, n, M) layout into the stack's (M, n, n), reading each row of points once
-and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times).
+and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times);
+:func:`same_kernels_first` compares such an array with a stack bit for bit, in the same
+order, and stops at the first difference.
 
 The second-order step's model (:mod:`~mklopt.drivers._newton_step`) needs
 :math:`(K_\\mu)_{FF}` on the free variables F of each step (hundreds of points at C = 100):
@@ -22,7 +24,7 @@ from numba import njit
 
 from .cache import locked_cache
 
-__all__ = ["gather_block", "weighted_block", "kernels_first"]
+__all__ = ["gather_block", "weighted_block", "kernels_first", "same_kernels_first"]
 
 
 @locked_cache
@@ -65,3 +67,19 @@ def kernels_first(array, out, start, stop):
             target = out[m, i]
             for j in range(n):
                 target[j] = row[j, m]
+
+
+@locked_cache
+@njit(cache=True, nogil=True)
+def same_kernels_first(array, stack, start, stop):
+    """Whether ``array[i, j, m] == stack[m, i, j]`` for the rows ``start <= i < stop`` (int64
+    views of the float64 values: bit for bit, -0.0 is not 0.0); False at the first difference."""
+    n, M = array.shape[1], array.shape[2]
+    for i in range(start, stop):
+        row = array[i]
+        for m in range(M):
+            target = stack[m, i]
+            for j in range(n):
+                if target[j] != row[j, m]:
+                    return False
+    return True

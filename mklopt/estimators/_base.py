@@ -157,7 +157,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         given = dense_kernel_set(X)
         check_normalization(self.normalization)
         key = None if given else _kernel_reuse.precomputed_key(X, self.normalization, self._theta())
-        self._reused_kernels, self._reuse_key = _kernel_reuse.kept(key), key  # a grid search's fold again
+        self._reused_kernels, self._reuse_key = _kernel_reuse.kept(key, X), key  # a grid search's fold again
         if self._reused_kernels is not None:
             stack = self._reused_kernels.K
         else:

@@ -90,6 +90,22 @@ def _kernels_first(array: np.ndarray) -> np.ndarray:
     return out
 
 
+def same_stack(array: np.ndarray, stack: np.ndarray) -> bool:
+    """Whether the (n, n, M) float64 ``array`` holds exactly the (M, n, n) ``stack``'s bytes (its
+    rows split over the cores, each block stopping at its first difference)."""
+    from .._compiled.blocks import same_kernels_first
+    from .._compiled.layout import frozen
+    from ..kernels._rows import map_row_blocks
+
+    n, M = array.shape[0], array.shape[2]
+    if stack.shape != (M, n, n) or array.dtype != np.float64 or stack.dtype != np.float64:
+        return False
+    bits, kept = frozen(array).view(np.int64), frozen(stack).view(np.int64)
+    same = []
+    map_row_blocks(lambda rows: same.append(same_kernels_first(bits, kept, rows.start, rows.stop)), n)
+    return all(same)
+
+
 def prediction_array(X: Any, n_train: int, M: int) -> np.ndarray:
     """The test kernels checked, in the given layout: shape (n_test, n_train, M), float64.
 
