@@ -278,8 +278,8 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     index = np.sort(rng.choice(kernels.n, size=min(size, kernels.n), replace=False)).astype(np.int64)
     W = rng.standard_normal((index.size, 3))
     if dense_stack(kernels):
-        block = kernels.K[:, index][:, :, index]  # a dense stack: its entries (no compiled code)
-        return np.einsum("ia,mij,jb->mab", W, block, W)
+        block = kernels.K[:, index[:, None], index]  # a dense stack: its entries (no compiled code)
+        return W.T @ block @ W
     block = np.empty((kernels.M, index.size, index.size))
     column = np.empty((kernels.M, index.size))
     oracle = oracle_of(kernels)
@@ -287,7 +287,7 @@ def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     for k, i in enumerate(index):
         kernel_entries(oracle, dots, index, i, column)
         block[:, :, k] = column
-    return np.einsum("ia,mij,jb->mab", W, block, W)
+    return W.T @ block @ W
 
 
 VARIANTS["lazy"] = LazyKernelSet
