@@ -241,7 +241,7 @@ def test_the_compiled_gather_is_numpys_block(rows, columns):
     assert np.array_equal(out, stack[:, R][:, :, C])
 
 
-@pytest.mark.parametrize("free, kernels", [(3, 2), (12, 3), (150, 5)])
+@pytest.mark.parametrize("free, kernels", [(3, 2), (12, 3), (150, 5), (40, 8)])
 def test_the_compiled_model_is_the_bordered_systems_schur_complement_floored(free, kernels):
     """model_hessian against NumPy: the LU solve of the bordered KKT matrix built from the
     ridged Q_FF, B^T X, then the symmetric part with eigenvalues floored; and Q is the block."""
