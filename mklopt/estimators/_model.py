@@ -79,7 +79,10 @@ class StoredModel:
         """Every binary problem's :math:`f_r = \\sum_m \\mu_{r,m} T_m c_r + b_r` in one product
         with the test stack (one-vs-rest classes, one-vs-one pairs: one pass over it, not one
         per problem), shape (n_test, problems)."""
-        scores = np.tensordot(T, self._stacked_coefficients(), axes=([0, 2], [1, 2]))
+        W = np.ascontiguousarray(self._stacked_coefficients().transpose(1, 2, 0))  # (M, n_SV, R)
+        # kernel by kernel: each T_m read in place (tensordot would first copy the whole stack
+        # into its axes' order)
+        scores = np.matmul(T, W).sum(axis=0)
         return scores + np.array(self._biases, dtype=float)
 
     def _precomputed_at_once(self, X: np.ndarray) -> np.ndarray:
