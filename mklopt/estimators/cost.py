@@ -35,9 +35,9 @@ problems with many kernels where every weight is used (p > 1, 50 kernels on 2 co
 wrapper from about 100 to 400 points at C = 1, up to 2,000 at C = 100).
 
 Where problems run side by side (the classes of a one-vs-rest fit on
-:math:`T` threads) :math:`c_{\\text{core}} = 1 + \\tfrac12(\\min(\\text{classes}, T) - 1)` (their
-Python steps share the GIL: digits' 10 classes ran 1.17× faster on 2 threads than on one at
-C = 1 and 1.24× at C = 100);
+:math:`T` threads) :math:`c_{\\text{core}} = 1 + 0.3(\\min(\\text{classes}, T) - 1)`
+(digits' 10 classes ran 1.3× faster on 2 threads than on one, 1.15-1.55× from run to run, since
+the weight step's model and QP release the GIL; 1.17-1.24× before, when they held it);
 the outer loops take one class at a time. One problem of :data:`PARALLEL_POINTS` points
 and more splits its scans and columns over the threads: :math:`c_{\\text{core}} = T^{0.6}`
 (measured 1.7× on 2 threads, 4.7× on 16). On 16 cores the outer loop's passes are
@@ -80,9 +80,10 @@ SVM_ENTRY_SECONDS = 2.0e-8
 #: Pairs: PAIRS_BASE + PAIRS_PER_POINT * n, at most SMALL_PAIRS_PER_POINT * n (few points
 #: need few pairs), times the factors below.
 PAIRS_BASE, PAIRS_PER_POINT, SMALL_PAIRS_PER_POINT = 1000.0, 1.5, 6.0
-#: Problems side by side gain this much per extra thread (their Python steps share the GIL:
-#: digits' 10 classes on 2 threads ran 1.17-1.24x faster than on one).
-SIDE_BY_SIDE_GAIN = 0.2
+#: Problems side by side gain this much per extra thread (what is left of their steps' Python
+#: shares the GIL, and their SMO passes the memory: digits' 10 classes on 2 threads ran ~1.3x
+#: faster than on one).
+SIDE_BY_SIDE_GAIN = 0.3
 #: Pairs with a polyhedral Θ (ℓ1, box) relative to the analytic step's: as many since the
 #: second-order step (1.8 with the cutting plane's weights alone).
 POLYHEDRAL_PAIRS = 1.0
