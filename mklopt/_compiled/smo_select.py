@@ -43,11 +43,15 @@ def _first_range(state, rows, base, ghat, active, start, stop):
     for k in range(start, stop):
         t = active[k]
         F = base[t] - ghat[rows[t]]
-        # selects, not branches on the moves: those are unpredictable (2.5x slower passes)
-        up = F if state[t] & RISE else -np.inf
+        # selects on the moves (unpredictable), then a comparison for each extreme: as
+        # ``low = min(low, ...)`` the pass took 5.7x as long (8 against 1.5 ns a variable)
+        moves = state[t]
+        up = F if moves & RISE else -np.inf
+        down = F if moves & FALL else np.inf
         if up > high:
             i, high = t, up
-        low = min(low, F if state[t] & FALL else np.inf)
+        if down < low:
+            low = down
     return i, high, low
 
 
@@ -82,15 +86,18 @@ def _first_index(state, rows, base, ghat, active, blocks):
 @njit(cache=True, nogil=True)
 def _second_range(state, rows, base, ghat, high, Ki, ri, dmu, tau, active, start, stop):
     j, best = -1, -np.inf
+    own = dmu[ri]
     for k in range(start, stop):
         t = active[k]
         rt = rows[t]
         b = high - (base[t] - ghat[rt])
-        a = dmu[ri] + dmu[rt] - 2.0 * Ki[rt]
-        gain = b * b / (a if a > 0.0 else tau)
-        gain = gain if (state[t] & FALL) and b > 0.0 else -np.inf
-        if gain > best:
-            j, best = t, gain
+        # the gain only of a variable that may fall with b > 0: the division of every variable,
+        # its result then masked, took 2.5-5x as long (the same gains, the same pair)
+        if (state[t] & FALL) and b > 0.0:
+            a = own + dmu[rt] - 2.0 * Ki[rt]
+            gain = b * b / (a if a > 0.0 else tau)
+            if gain > best:
+                j, best = t, gain
     return j, best
 
 
