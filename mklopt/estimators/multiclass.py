@@ -3,8 +3,8 @@
 The problems share the training kernels (threads, no copies). On the interleaved core
 (``driver="chunking"``) they run side by side on numba's threads by default, each
 problem's parallel loops on its share of the cores (:mod:`mklopt.drivers.core_threads`),
-and on kernels on the fly the problems running at once share the column memory; with
-``n_jobs`` joblib runs them, so that ``joblib.parallel_backend("dask")`` spreads them over a
+and on kernels on the fly the problems running at once share the column memory (a thread pool
+of their own, :func:`on_own_threads`); with ``n_jobs`` joblib runs them, so that ``joblib.parallel_backend("dask")`` spreads them over a
 Dask cluster. Either way each problem's result is the same.
 
 One-vs-one on kernels on the fly because their dense stack would exceed the estimators'
@@ -33,7 +33,7 @@ from ..kernels._blas import numpy_blas_only, single_blas_thread
 from . import _base
 from .one_vs_one import solve_pairs
 
-__all__ = ["MULTICLASS", "scheme", "solve_classes", "pairs_in_processes", "in_processes"]
+__all__ = ["MULTICLASS", "scheme", "solve_classes", "pairs_in_processes", "in_processes", "on_own_threads"]
 
 #: The multiclass schemes (more than two classes).
 MULTICLASS = ("auto", "ovo", "ovr", "shared")
@@ -91,6 +91,8 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
     def run(tasks):
         if processes:
             return in_processes(tasks, jobs)
+        if estimator.n_jobs is None:  # the core's own threads: no joblib backend to honour
+            return on_own_threads(tasks, jobs)
         return Parallel(n_jobs=jobs, prefer="threads")(delayed(task)() for task in tasks)
 
     # the core's steps want BLAS on one thread, the outer loops one threaded BLAS library;
@@ -100,6 +102,19 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
             return solve_pairs(kernel_set, y, estimator.classes_, solve, run,
                                dense_bytes=_base.LAZY_STACK_BYTES / effective_n_jobs(jobs))
         return run([(lambda c=c: solve(kernel_set, np.where(y == c, 1.0, -1.0))) for c in estimator.classes_])
+
+
+def on_own_threads(tasks: list[Callable[[], Any]], jobs: int | None) -> list:
+    """The tasks' results in order, on ``jobs`` threads of a pool made for them. The core's
+    default threads take no joblib backend, and joblib's thread pool costs ~11 ms a fit here
+    (its own pool, results polled with sleeps), more than one of digits' ten classes; the
+    first exception a task raises is raised here, as joblib would."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if jobs is None or jobs <= 1:  # None: one at a time, as joblib takes it
+        return [task() for task in tasks]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda task: task(), tasks))
 
 
 def pairs_in_processes(kernel_set) -> bool:
