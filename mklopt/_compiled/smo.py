@@ -59,7 +59,7 @@ from .splitting import splits_small
 from .columns import DENSE, FACTORS, LAZY
 from .kmu_columns import dense_column, factor_column, lazy_column, lazy_column_serial, parallel_columns
 from .smo_select import (FALL, PARALLEL_SCAN, RISE, _first_index, _first_range, _moves, _second_index,
-                          _second_range)
+                          _second_range, kept)
 
 __all__ = ["smo_chunk", "uses_threads", "shrink", "violation", "pair_step", "PARALLEL_SCAN"]
 
@@ -88,15 +88,6 @@ def pair_step(i, j, a, high, rj, signs, base, upper, beta, ghat, state, tau):
     return step
 
 
-def _moves_and_F(rows, signs, base, upper, beta, ghat):
-    """Which variables may rise, which may fall, and :math:`F_t = -s_t p_t - \\hat g_{r_t}`
-    (NumPy: once per chunk, so nothing here needs compiling)."""
-    rising = signs > 0.0
-    rise = np.where(rising, beta < upper, beta > 0.0)
-    fall = np.where(rising, beta > 0.0, beta < upper)
-    return rise, fall, base - ghat[rows]
-
-
 def _extremes(rise, fall, F) -> tuple[float, float]:
     """:math:`(\\max_{up}F, \\min_{low}F)`, infinite when a side is empty."""
     high = float(F[rise].max()) if rise.any() else -np.inf
@@ -123,31 +114,20 @@ def shrink(rows, signs, base, upper, beta, ghat, state, active, marks, shrinking
     """
     high, low = -np.inf, np.inf
     for t in range(beta.shape[0]):
-        rise, fall = _may_move(signs[t], beta[t], upper[t])
-        state[t] = RISE * rise + FALL * fall
+        moves = _moves(signs[t], beta[t], upper[t])
+        state[t] = moves
         F = base[t] - ghat[rows[t]]
-        if rise and F > high:
+        if moves & RISE and F > high:
             high = F
-        if fall and F < low:
+        if moves & FALL and F < low:
             low = F
     k = 0
     for t in range(beta.shape[0]):
-        rise, fall = (state[t] & RISE) > 0, (state[t] & FALL) > 0
-        F = base[t] - ghat[rows[t]]
-        if not shrinking or (rise and fall) or (rise and F >= low) or (fall and F <= high):
+        if not shrinking or kept(state[t], base[t] - ghat[rows[t]], high, low):
             active[k] = t
             marks[rows[t]] = True
             k += 1
     return k, high - low
-
-
-@locked_cache
-@njit(cache=True, inline="always")
-def _may_move(sign, beta, upper):
-    """(may rise, may fall) of a variable with sign ``sign``, value ``beta`` in [0, upper]."""
-    if sign > 0.0:
-        return beta < upper, beta > 0.0
-    return beta > 0.0, beta < upper
 
 
 @locked_cache

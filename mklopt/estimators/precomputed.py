@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compiled.layout import frozen
 from ..exceptions import InvalidInputError
 from ..kernels._stack import dense_stack
 
@@ -81,29 +82,31 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
 def _kernels_first(array: np.ndarray) -> np.ndarray:
     """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores."""
     from .._compiled.blocks import kernels_first
-    from .._compiled.layout import frozen
-    from ..kernels._rows import map_row_blocks
 
-    n, M = array.shape[0], array.shape[2]
-    array, out = frozen(array), np.empty((M, n, n))  # one signature, whoever owns the array
-    map_row_blocks(lambda rows: kernels_first(array, out, rows.start, rows.stop), n)
+    out = np.empty((array.shape[2], array.shape[0], array.shape[1]))
+    _over_row_blocks(kernels_first, array, out)
     return out
 
 
 def same_stack(array: np.ndarray, stack: np.ndarray) -> bool:
-    """Whether the (n, n, M) float64 ``array`` holds exactly the (M, n, n) ``stack``'s bytes (its
-    rows split over the cores, each block stopping at its first difference)."""
+    """Whether the (n, n, M) float64 ``array`` holds exactly the (M, n, n) ``stack``'s bytes (each
+    block of rows stops at its first difference)."""
     from .._compiled.blocks import same_kernels_first
-    from .._compiled.layout import frozen
-    from ..kernels._rows import map_row_blocks
 
     n, M = array.shape[0], array.shape[2]
     if stack.shape != (M, n, n) or array.dtype != np.float64 or stack.dtype != np.float64:
         return False
-    bits, kept = frozen(array).view(np.int64), frozen(stack).view(np.int64)
-    same = []
-    map_row_blocks(lambda rows: same.append(same_kernels_first(bits, kept, rows.start, rows.stop)), n)
-    return all(same)
+    return all(_over_row_blocks(same_kernels_first, array.view(np.int64), frozen(stack).view(np.int64)))
+
+
+def _over_row_blocks(compiled, array: np.ndarray, stack: np.ndarray) -> list:
+    """``compiled(array, stack, start, stop)`` for blocks of the rows of the (n, n, M) ``array``
+    (read-only: one signature, whoever owns it), on the cores; the blocks' answers."""
+    from ..kernels._rows import map_row_blocks
+
+    array, answers = frozen(array, array.dtype), []
+    map_row_blocks(lambda rows: answers.append(compiled(array, stack, rows.start, rows.stop)), array.shape[0])
+    return answers
 
 
 def prediction_array(X: Any, n_train: int, M: int) -> np.ndarray:
