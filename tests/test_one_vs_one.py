@@ -247,6 +247,26 @@ def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(win
             ks.points(bad)
 
 
+def test_a_subset_keeps_the_entries_and_the_sketch_of_its_points(wine):
+    """A dense set's subset takes its sketch while the block is gathered: the block equals NumPy's
+    fancy index bit for bit, the sketch the one a set of that stack computes by GEMM; positions
+    out of order are the same points in that order, and a repeat among them is refused."""
+    from mklopt.exceptions import KernelError
+    from mklopt.kernels import KernelSet
+
+    X, _, _, _ = wine
+    ks = KernelSet.from_data(X[:40], SPECS)
+    index = np.flatnonzero(np.arange(40) % 3 != 1)
+    sub = ks.points(index)
+    np.testing.assert_array_equal(sub.K, ks.K[:, index[:, None], index])
+    fresh = KernelSet(sub.K.copy(), names=sub.names)
+    np.testing.assert_allclose(sub.sketch(), fresh.sketch(), rtol=1e-12, atol=1e-12 * np.abs(fresh.sketch()).max())
+    shuffled = index[::-1].copy()
+    np.testing.assert_array_equal(ks.points(shuffled).K, ks.K[:, shuffled[:, None], shuffled])
+    with pytest.raises(KernelError, match="repeats"):
+        ks.points(np.array([5, 2, 9, 2]))
+
+
 @pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
 @pytest.mark.parametrize("precomputed", [False, True])
 def test_all_problems_decide_in_one_product_as_each_alone(wine, multiclass, precomputed):

@@ -175,7 +175,8 @@ def check_points(index, n: int) -> np.ndarray:
         raise KernelError("the selection holds no point; select at least one.")
     if array.min() < 0 or array.max() >= n:
         raise KernelError(f"point positions must lie in [0, {n}), got {array.min()} to {array.max()}.")
-    if np.unique(array).size != array.size:
+    increasing = bool(np.all(array[1:] > array[:-1]))  # sorted positions (masks, flatnonzero): no sort
+    if not increasing and np.unique(array).size != array.size:
         raise KernelError("a point position repeats: a subproblem takes each point once.")
     return array.astype(np.int64, copy=False)
 

@@ -26,6 +26,8 @@ construction). Test decision values are computed in blocks
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -268,15 +270,25 @@ def _multiplicative_scale(diagonals: np.ndarray, sums: np.ndarray, exact: np.nda
     return 1.0 / variance
 
 
+@functools.lru_cache(maxsize=64)
+def _subset_probes(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The subset sketch's points (sorted, int64) and its (size, 3) matrix :math:`W` for ``n``
+    points: fixed by ``n``, made once and shared by every call (W read-only; the index stays
+    writeable, as the compiled entries' signature has it, and is only read)."""
+    rng = np.random.default_rng(n)
+    index = np.sort(rng.choice(n, size=min(size, n), replace=False)).astype(np.int64)
+    W = rng.standard_normal((index.size, 3))
+    W.flags.writeable = False
+    return index, W
+
+
 def subset_sketch(kernels, size: int = 24) -> np.ndarray:
     """:math:`W^\\top K_m[I, I] W` on a fixed pseudo-random subset I of the points, shape (M, 3, 3).
 
     A fingerprint any kernel representation computes cheaply (dense, factors,
     on the fly): entries of the kernels on at most ``size`` points.
     """
-    rng = np.random.default_rng(kernels.n)
-    index = np.sort(rng.choice(kernels.n, size=min(size, kernels.n), replace=False)).astype(np.int64)
-    W = rng.standard_normal((index.size, 3))
+    index, W = _subset_probes(kernels.n, size)
     if dense_stack(kernels):
         block = kernels.K[:, index[:, None], index]  # a dense stack: its entries (no compiled code)
         return W.T @ block @ W

@@ -73,10 +73,10 @@ class LpBall(Regularizer):
         return True
 
     def norm(self, mu: np.ndarray) -> float:
-        return stable_norm(np.clip(mu, 0, None), self.p)
+        return stable_norm(np.maximum(mu, 0.0), self.p)  # np.clip's dispatch costs 4x: a step's call
 
     def support(self, s):
-        return stable_norm(np.clip(np.asarray(s, float), 0, None), conjugate_exponent(self.p))
+        return stable_norm(np.maximum(np.asarray(s, float), 0.0), conjugate_exponent(self.p))
 
     def support_expr(self, u):
         q = conjugate_exponent(self.p)
@@ -101,7 +101,7 @@ class LpBall(Regularizer):
         return max(self.norm(mu) - 1.0, float(np.max(-mu, initial=0.0)), 0.0)
 
     def into_set(self, mu, tol=1e-12):
-        mu = np.clip(np.asarray(mu, dtype=float), 0, None)
+        mu = np.maximum(np.asarray(mu, dtype=float), 0.0)
         return mu / max(1.0, self.norm(mu))
 
     def project(self, mu):
