@@ -165,24 +165,26 @@ def plot(rows: list[dict], path) -> None:
     plt.close(fig)
 
 
-def main(small: bool = False, out=".", sizes: list[int] | None = None,
-         backends: list[str] | None = None, budget: float = 120.0, C: float = 1.0) -> list[dict]:
-    """Run the benchmark, print the table and save ``bench_exact.png`` in ``out``.
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=None,
+                        help="numbers of points n (default: 100 200 500; 40 with small=True)")
+    parser.add_argument("--backends", nargs="+", default=None, type=str.upper,
+                        help="backends to time (default: every installed capable one)")
+    parser.add_argument("--budget", type=float, default=120.0,
+                        help="skip a case whose extrapolated time exceeds this many seconds")
+    parser.add_argument("--C", type=float, default=1.0, help="soft-margin constant")
+    parser.add_argument("--out", default=".", help="folder for bench_exact.png")
+    return parser
 
-    Parameters
-    ----------
-    small : bool
-        Seconds-long smoke run (n = 40, Clarabel and ECOS only, 10 s budget).
-    out : str or Path
-        Folder for the figure.
-    sizes : list of int, optional
-        Numbers of points (default 100, 200, 500).
-    backends : list of str, optional
-        Backends to time (default: every installed capable one).
-    budget : float
-        Skip a case whose time extrapolated from the previous size exceeds this (seconds).
-    C : float
-        Soft-margin constant.
+
+def main(small: bool = False, out=None, argv=None) -> list[dict]:
+    """Run the benchmark, print the table and save ``bench_exact.png`` in ``out`` (default: the
+    ``--out`` argument, the current folder).
+
+    ``argv``: the command line (``--sizes``, ``--backends``, ``--budget``, ``--C``, ``--out``;
+    ``sys.argv`` when None, none with ``small``). ``small``: a seconds-long smoke run (n = 40,
+    Clarabel and ECOS only, 10 s budget).
 
     Returns
     -------
@@ -191,37 +193,25 @@ def main(small: bool = False, out=".", sizes: list[int] | None = None,
     """
     from pathlib import Path
 
-    if small:
-        sizes = sizes or [40]
-        backends = backends or [b for b in ("CLARABEL", "ECOS") if b in mklopt.available_backends()]
-        budget = min(budget, 10.0)
-    rows = run(sorted(sizes or [100, 200, 500]), backends, budget, C=C)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if rows:
-        plot(rows, out / "bench_exact.png")
-    return rows
-
-
-def cli(argv=None) -> None:
-    """Command line: ``--sizes``, ``--backends``, ``--budget``, ``--C``, ``--out``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500],
-                        help="numbers of points n (default: 100 200 500)")
-    parser.add_argument("--backends", nargs="+", default=None, type=str.upper,
-                        help="backends to time (default: every installed capable one)")
-    parser.add_argument("--budget", type=float, default=120.0,
-                        help="skip a case whose extrapolated time exceeds this many seconds")
-    parser.add_argument("--C", type=float, default=1.0)
-    parser.add_argument("--out", default=".", help="folder for bench_exact.png")
-    args = parser.parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv if argv is not None else ([] if small else None))
     unknown = [b for b in args.backends or [] if b not in mklopt.available_backends()]
     if unknown:
         parser.error(f"not installed: {unknown}; installed: {mklopt.available_backends()}")
     if not math.isfinite(args.budget) or args.budget <= 0:
         parser.error("--budget must be a positive number of seconds")
-    main(sizes=args.sizes, backends=args.backends, budget=args.budget, C=args.C, out=args.out)
+    sizes, backends, budget = args.sizes, args.backends, args.budget
+    if small:
+        sizes = sizes or [40]
+        backends = backends or [b for b in ("CLARABEL", "ECOS") if b in mklopt.available_backends()]
+        budget = min(budget, 10.0)
+    rows = run(sorted(sizes or [100, 200, 500]), backends, budget, C=args.C)
+    folder = Path(out if out is not None else args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    if rows:
+        plot(rows, folder / "bench_exact.png")
+    return rows
 
 
 if __name__ == "__main__":
-    cli()
+    main()

@@ -86,21 +86,23 @@ def figure(rows: list[dict], folder: Path) -> Path:
     return path
 
 
-def main(small: bool = False, out: str | Path = ".", sizes=None, kernels: int = 4) -> dict:
-    """Time both solvers (``small``: m = 100, 200 with 3 kernels) and save the plot in ``out``."""
-    if sizes is None:
-        sizes = (100, 200) if small else (200, 500, 1000)
-    rows = run(sizes, 3 if small else kernels)
-    path = figure(rows, Path(out))
-    print(f"wrote {path}")
-    return {"rows": rows, "figure": path}
-
-
-if __name__ == "__main__":
+def main(small: bool = False, out=None, argv=None) -> dict:
+    """Time both solvers and save the plot in ``out`` (default: the ``--out`` argument, the
+    current folder). ``argv``: the command line (``--sizes``, ``--kernels``, ``--out``;
+    ``sys.argv`` when None, none with ``small``); ``small``: m = 100, 200 with 3 kernels."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=None, help="training sizes m")
     parser.add_argument("--kernels", type=int, default=4, help="number of polynomial kernels M")
     parser.add_argument("--small", action="store_true", help="m = 100, 200 with 3 kernels (tests)")
     parser.add_argument("--out", default=".", help="folder for the PNG")
-    args = parser.parse_args()
-    main(small=args.small, out=args.out, sizes=args.sizes, kernels=args.kernels)
+    args = parser.parse_args(argv if argv is not None else ([] if small else None))
+    small = small or args.small
+    sizes = args.sizes or ((100, 200) if small else (200, 500, 1000))
+    rows = run(sizes, 3 if small else args.kernels)
+    path = figure(rows, Path(out if out is not None else args.out))
+    print(f"wrote {path}")
+    return {"rows": rows, "figure": path}
+
+
+if __name__ == "__main__":
+    main()
