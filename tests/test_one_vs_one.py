@@ -248,9 +248,9 @@ def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(win
 
 
 def test_a_subset_keeps_the_entries_and_the_sketch_of_its_points(wine):
-    """A dense set's subset takes its sketch while the block is gathered: the block equals NumPy's
-    fancy index bit for bit, the sketch the one a set of that stack computes by GEMM; positions
-    out of order are the same points in that order, and a repeat among them is refused."""
+    """A dense set's subset is NumPy's fancy index of its stack bit for bit, with the sketch a set
+    of that stack computes; positions out of order are the same points in that order (checked
+    without the sort sorted positions skip), and a repeat among them is refused."""
     from mklopt.exceptions import KernelError
     from mklopt.kernels import KernelSet
 

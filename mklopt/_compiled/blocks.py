@@ -4,9 +4,7 @@ weighted block :math:`\\sum_m \\mu_m K_m[F, F]`.
 :func:`gather_block` reads each row of R once per kernel and writes the block in order,
 with no (|R|·|C|)-long index array as ``take`` wants: one-vs-one's pair stacks
 (:meth:`~mklopt.kernels.kernelset.KernelSet.points`) and the second-order step's
-:math:`|F|\\times|SV|` rows of the gradients. :func:`gather_points` gathers a subproblem's square
-block and takes its fingerprint sketch :math:`K W` from each row while it is in L1 (one-vs-one's
-pairs: a second pass over the pair's stack cost as much as the gather). :func:`kernels_first` turns the estimators'
+:math:`|F|\\times|SV|` rows of the gradients. :func:`kernels_first` turns the estimators'
 precomputed (n, n, M) layout into the stack's (M, n, n), reading each row of points once
 and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times);
 :func:`same_kernels_first` compares such an array with a stack bit for bit, in the same
@@ -26,7 +24,7 @@ from numba import njit
 
 from .cache import locked_cache
 
-__all__ = ["gather_block", "gather_points", "weighted_block", "kernels_first", "same_kernels_first"]
+__all__ = ["gather_block", "weighted_block", "kernels_first", "same_kernels_first"]
 
 
 @locked_cache
@@ -56,25 +54,6 @@ def gather_block(stack, rows, columns, out):
             kernel_row, block_row = stack[m, rows[a]], out[m, a]
             for b in range(columns.size):
                 block_row[b] = kernel_row[columns[b]]
-
-
-@locked_cache
-@njit(cache=True, nogil=True)
-def gather_points(stack, index, W, out, KW):
-    """``out[m] = stack[m][index][:, index]`` and ``KW[m] = out[m] @ W`` (W: (|I|, 3)), the
-    product taken from each block row while it is in L1: a subproblem's sketch with no
-    second pass over its stack."""
-    for m in range(stack.shape[0]):
-        for a in range(index.size):
-            kernel_row, block_row = stack[m, index[a]], out[m, a]
-            s0 = s1 = s2 = 0.0
-            for b in range(index.size):
-                value = kernel_row[index[b]]
-                block_row[b] = value
-                s0 += value * W[b, 0]
-                s1 += value * W[b, 1]
-                s2 += value * W[b, 2]
-            KW[m, a, 0], KW[m, a, 1], KW[m, a, 2] = s0, s1, s2
 
 
 @locked_cache

@@ -21,7 +21,7 @@ from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import SYM_TOL, judge, scan_stack
-from ._stack import SKETCH_COLUMNS, as_stack, check_names, check_points, read_only, sketch_vectors, symmetrize
+from ._stack import as_stack, check_names, check_points, read_only, sketch_vectors, symmetrize
 from .construct import KernelSpec
 from .._compiled.products import combine, quadratic_terms
 
@@ -31,11 +31,6 @@ __all__ = ["KernelSet"]
 #: The other representations, registered by their own modules (``factorset``: "factors",
 #: ``lazy``: "lazy") so that this module never imports them: name -> class.
 VARIANTS: dict[str, type] = {}
-
-
-def _sketch_of(W: np.ndarray, KW: np.ndarray) -> np.ndarray:
-    """The fingerprint sketch :math:`W^\\top K_m W` (M, 3, 3) from the products :math:`K_m W`."""
-    return np.einsum("ia,mib->mab", W, KW)
 
 
 def _satisfies(kernels: "KernelSet", psd: bool, symmetric: bool) -> bool:
@@ -258,14 +253,12 @@ class KernelSet(_Normalizing, _Spectral):
         """The same kernels on the points ``index`` only (rows and columns; distinct positions
         or a boolean mask of the n points), normalized as this set (a subproblem of this
         training set: the pairs of one-vs-one)."""
-        from .._compiled.blocks import gather_points
+        from .._compiled.blocks import gather_block
 
         index = check_points(index, self.n).astype(np.int64)
         stack = np.empty((self.M, index.size, index.size))
-        W, KW = sketch_vectors(index.size), np.empty((self.M, index.size, SKETCH_COLUMNS))
-        gather_points(self.K, index, W, stack, KW)  # the sketch while each row is in cache
+        gather_block(self.K, index, index, stack)
         sub = self._derived(stack, self.names)
-        sub._sketch = _sketch_of(W, KW)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
         return sub
 
@@ -284,7 +277,7 @@ class KernelSet(_Normalizing, _Spectral):
         if self._sketch is None:
             W = sketch_vectors(self.n)
             KW = (self.K.reshape(self.M * self.n, self.n) @ W).reshape(self.M, self.n, -1)  # one GEMM
-            self._sketch = _sketch_of(W, KW)
+            self._sketch = np.einsum("ia,mib->mab", W, KW)
         return self._sketch
 
     @property
