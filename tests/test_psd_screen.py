@@ -86,6 +86,51 @@ def test_screen_finds_a_negative_eigenvector_its_start_barely_sees(component):
         assert lowest < -1e-3 * vals[-1]
 
 
+def _numpy_lanczos(K: np.ndarray, start: np.ndarray, steps: int) -> np.ndarray:
+    """The screen's recurrence written with NumPy (the form it had before it was compiled)."""
+    from scipy.linalg import eigvalsh_tridiagonal
+
+    V, diag, off = np.empty((steps, K.shape[0])), [], []
+    v = start / np.linalg.norm(start)
+    w = K @ v
+    for j in range(steps):
+        V[j] = v
+        if j:
+            w = K @ v
+        diag.append(v @ w)
+        for _ in range(2):
+            w -= V[: j + 1].T @ (V[: j + 1] @ w)
+        if j == steps - 1:
+            break
+        off.append(np.linalg.norm(w))
+        v = w / off[-1]
+    return eigvalsh_tridiagonal(np.array(diag), np.array(off))
+
+
+@pytest.mark.parametrize("n", [320, 700])
+def test_the_compiled_screen_is_the_numpy_recurrence_and_runs_side_by_side(n):
+    """The compiled Lanczos recurrence (GIL released) gives NumPy's Ritz extremes to rounding,
+    inside eigvalsh's spectrum; on two threads at once each kernel's answer is its answer
+    alone, bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mklopt.kernels._psd import LANCZOS_STEPS, lanczos_extremes
+
+    kernels = [rbf(n, seed=n), negative_direction_orthogonal_to_the_old_start(rbf(n, seed=n + 1), 0.01)]
+    alone = [lanczos_extremes(K) for K in kernels]
+    for K, (lowest, highest) in zip(kernels, alone):
+        ritz = _numpy_lanczos(K, screen_start(K), LANCZOS_STEPS)
+        spectrum = eigvalsh(K)
+        scale = spectrum[-1]
+        assert abs(lowest - ritz[0]) <= 1e-9 * scale and abs(highest - ritz[-1]) <= 1e-9 * scale
+        assert spectrum[0] - 1e-9 * scale <= lowest <= highest <= spectrum[-1] + 1e-9 * scale
+        assert abs(highest - spectrum[-1]) <= 1e-9 * scale
+    assert alone[1][0] < -1e-3 * eigvalsh(kernels[1])[-1]  # the negative direction is found
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lanczos_extremes, kernels * 2))
+    assert together == alone * 2
+
+
 def test_start_vector_is_seeded_by_the_kernel_reproducibly():
     A, B = rbf(400, 1), rbf(400, 2)
     np.testing.assert_array_equal(screen_start(A), screen_start(A.copy()))

@@ -71,6 +71,10 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
         "face_qp": "H (M, M), c (M,), mu (M,), upper (M,), a (M,), has_row bool, scale (M,), on_bound float, "
                    "kkt_tol float, max_faces int, x (M,)",
     },
+    "lanczos": {
+        "kernel_product": "K (n, n) read-only, v (n,) read-only, out (n,)",
+        "lanczos_tridiagonal": "K (n, n) read-only, v (n,), w (n,), V (k, n), diag (k,), off (k,)",
+    },
     "small_kernels": {
         "scan_chunk": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "
                  "sketch (m, 3, 3)",

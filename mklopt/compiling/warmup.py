@@ -4,8 +4,8 @@ numba compiles the interleaved core on its first use and caches it on disk
 (:mod:`mklopt.compiling.watch`). ``compile()`` makes small fits that reach every compiled
 path a fit can take — kernels dense, as low-rank factors and on the fly, each with and
 without the threads' splits of large problems; the hinge,
-ε-insensitive, one-class and one-vs-rest losses of the SMO core; the PSD screen of small
-kernels; the pairwise weight methods — so that a later fit (in this process or any other
+ε-insensitive, one-class and one-vs-rest losses of the SMO core; the PSD tests of small
+and large kernels; the pairwise weight methods — so that a later fit (in this process or any other
 on this machine using the same cache) compiles nothing. For images and CI: run
 ``mklopt compile`` once after installing.
 """
@@ -70,9 +70,11 @@ def _factors() -> None:
 
 def _validation() -> None:
     from ..kernels import KernelSet
+    from ..kernels._small_screens import SMALL_N
 
-    X, _ = _data(40)
-    KernelSet(np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))]))
+    for n in (40, SMALL_N + 10):  # the small kernels' exact test, the large ones' Lanczos screen
+        X, _ = _data(n)
+        KernelSet(np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))]))
 
 
 def _estimators() -> None:
@@ -102,7 +104,7 @@ def _weight_methods() -> None:
 
 #: (what, function) of the warm-up fits, in order.
 WARMUPS: list[tuple[str, Callable[[], None]]] = [
-    ("kernel validation (PSD screen of small kernels)", _validation),
+    ("kernel validation (PSD tests of small and large kernels)", _validation),
     ("dense kernels: SMO core, four losses, wrapper", _dense),
     ("kernels on the fly", _on_the_fly),
     ("low-rank factors", _factors),
