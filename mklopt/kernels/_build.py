@@ -6,7 +6,8 @@ divides each kernel by a number (trace, multiplicative), the thread that builds
 :math:`K_m` (:func:`~mklopt.kernels.construct.build_stack`) goes on with it at once:
 
 1. the validation scan's visit (:func:`~mklopt.kernels._scan.visit`: largest and smallest
-   entries, exact symmetry, the fingerprint sketch);
+   entries, exact symmetry, the fingerprint sketch; the RBF kernels, written at both places
+   of each entry, are symmetric by construction and not compared with their transposes);
 2. rounding-noise asymmetry (within the symmetry tolerance) removed in place, as
    validation does for a stack mklopt owns;
 3. the divisor (:func:`~mklopt.kernels._normalize.scalar_divisors`, the numbers
@@ -31,7 +32,7 @@ import numpy as np
 from ._normalize import SCALAR_NORMALIZATIONS, check_divisors, scalar_divisors
 from ._scan import SYM_TOL, Visit, visit
 from ._stack import OwnedStack, sketch_vectors, symmetrize_matrix
-from .construct import KernelSpec, build_stack
+from .construct import KernelSpec, build_stack, symmetric_by_construction
 from .feature_variance import feature_variances
 
 __all__ = ["BuiltKernels", "build_kernels", "built_kernel_set", "FUSED_NORMALIZATIONS"]
@@ -55,9 +56,10 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
     (``scales``: each kernel multiplied by its given scale instead, ``normalization`` None)."""
     W = sketch_vectors(np.asarray(X).shape[0])
     exact = feature_variances(X, specs) if normalization == "multiplicative" else np.full(len(specs), np.nan)
+    mirrored = symmetric_by_construction(specs, np.asarray(X).shape[1])
 
     def finish(m: int, K: np.ndarray) -> tuple[Visit, float]:
-        seen = visit(K, W)
+        seen = visit(K, W, mirrored[m])
         if 0.0 < seen.asymmetry <= sym_tol * max(seen.hi, -seen.lo):
             symmetrize_matrix(K)
             # W'KW is linear in K: symmetrizing K symmetrizes its sketch

@@ -80,14 +80,17 @@ class Visit:
     screened: Any = None
 
 
-def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None = None) -> Visit:
+def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None = None,
+                 symmetric_by_construction: bool = False) -> Visit:
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by
     the kernel, :func:`screen_start`) and the sketch's columns. For a symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
     ``screen``; a kernel that is not exactly symmetric gets its maximal asymmetry
     measured (tiles of rows against columns), and is screened here only when that is
-    rounding noise (it is symmetrized and screened later otherwise).
+    rounding noise (it is symmetrized and screened later otherwise). A kernel
+    ``symmetric_by_construction`` (each entry written at both places when it was built) is
+    not compared with its transpose (SciPy's ``issymmetric``: half of the visit's time).
     """
     start = screen_start(K) if screen is not None else W[:, 0]
     probes = np.vstack([start, W.T])
@@ -97,7 +100,7 @@ def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen |
     sketch = product[1:] @ W
     if not (np.isfinite(hi) and np.isfinite(lo)):
         return Visit(hi, lo, 0.0, sketch)
-    exact = not symmetric or scipy.linalg.issymmetric(K)
+    exact = not symmetric or symmetric_by_construction or scipy.linalg.issymmetric(K)
     asymmetry = 0.0 if exact else max_asymmetry(K)
     noise = asymmetry <= NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * max(hi, -lo)
     screened = screen(K, start, product[0]) if screen is not None and symmetric and noise else None
@@ -113,10 +116,12 @@ def _small_visits(stack: np.ndarray, symmetric: bool, W: np.ndarray) -> list[Vis
             for m in range(stack.shape[0])]
 
 
-def visit(K: np.ndarray, W: np.ndarray) -> Visit:
+def visit(K: np.ndarray, W: np.ndarray, symmetric_by_construction: bool = False) -> Visit:
     """:func:`visit_kernel` of one kernel that must be symmetric, with no screen (compiled
     for small kernels)."""
-    return _small_visits(K[None], True, W)[0] if K.shape[0] <= SMALL_N else visit_kernel(K, True, W)
+    if K.shape[0] <= SMALL_N:
+        return _small_visits(K[None], True, W)[0]
+    return visit_kernel(K, True, W, symmetric_by_construction=symmetric_by_construction)
 
 
 def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float,

@@ -254,6 +254,13 @@ def _is_real(value: Any) -> bool:
         and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
 
 
+def symmetric_by_construction(specs: Sequence[KernelSpec], d: int) -> list[bool]:
+    """Which training kernels :func:`build_stack` writes exactly symmetric by construction: the
+    RBF ones, made in one compiled pass over the upper triangle that writes each entry at
+    both of its places (:mod:`~mklopt._compiled.rbf_stack`)."""
+    return [_rbf_gamma(spec, d) is not None for spec in specs]
+
+
 def _rbf_gamma(spec: KernelSpec, d: int) -> float | None:
     """``gamma`` of an RBF spec on ``d`` features (scikit-learn's default ``1 / d`` where it
     gives none; computed from the shared distances), else None."""
