@@ -105,10 +105,15 @@ def _bad(K, y):
     asym[0, 1, 0] += 1.0
     nan = K.copy()
     nan[3, 3, 1] = np.nan
+    infinite_last = K.copy()  # checked as the copy reads it: the last value read
+    infinite_last[-1, -1, -1] = np.inf
     return [
         (dict(), K[:, :50], y, InvalidInputError, "square in their first two axes"),
         (dict(), K[:, :, :0], y, InvalidInputError, r"shape \(n_samples, n_samples, M\)"),
         (dict(), nan, y, InvalidInputError, "NaN or infinite"),
+        (dict(), infinite_last, y, InvalidInputError, "NaN or infinite"),
+        (dict(normalization=None), np.ascontiguousarray(nan[:, :, 1:2]), y, InvalidInputError,
+         "NaN or infinite"),  # one kernel, used as a view: no copy to check it
         (dict(), asym, y, KernelError, "not symmetric"),
         (dict(), K, y[:-1], ValueError, "inconsistent numbers of samples"),
         (dict(normalization="spherical"), K, y, InvalidInputError, "k\\(x, x\\) of each test point"),

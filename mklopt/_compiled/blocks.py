@@ -59,14 +59,19 @@ def gather_block(stack, rows, columns, out):
 @locked_cache
 @njit(cache=True, nogil=True)
 def kernels_first(array, out, start, stop):
-    """``out[m, i, j] = array[i, j, m]`` for the rows ``start <= i < stop``."""
+    """``out[m, i, j] = array[i, j, m]`` for the rows ``start <= i < stop``; whether every value
+    copied is finite (the check on the copy's own reads: no second pass)."""
     n, M = array.shape[1], array.shape[2]
+    finite = True
     for i in range(start, stop):
         row = array[i]
         for m in range(M):
             target = out[m, i]
             for j in range(n):
-                target[j] = row[j, m]
+                value = row[j, m]
+                target[j] = value
+                finite &= value - value == 0.0
+    return finite
 
 
 @locked_cache

@@ -28,7 +28,7 @@ PRECOMPUTED = "precomputed"
 TRAINING_ONLY_NORMALIZATIONS = (None, "multiplicative", "trace", "tail_sum")
 
 
-def _as_float_array(X: Any, what: str) -> np.ndarray:
+def _as_float_array(X: Any, what: str, check_finite: bool = True) -> np.ndarray:
     if isinstance(X, (list, tuple)) and X and all(np.ndim(K) == 2 for K in X):
         X = np.stack([np.asarray(K) for K in X], axis=-1)  # a list of M (n, n) kernels
     try:
@@ -41,9 +41,13 @@ def _as_float_array(X: Any, what: str) -> np.ndarray:
         raise InvalidInputError(
             f"kernels='precomputed': {what} must have shape (n_samples, n_samples, M) (or be a "
             f"list of M (n, n) arrays), got shape {array.shape}.")
-    if not np.all(np.isfinite(array)):
-        raise InvalidInputError(f"kernels='precomputed': {what} hold NaN or infinite values.")
+    if check_finite and not np.all(np.isfinite(array)):
+        _not_finite(what)
     return array
+
+
+def _not_finite(what: str) -> None:
+    raise InvalidInputError(f"kernels='precomputed': {what} hold NaN or infinite values.")
 
 
 def dense_kernel_set(X: Any) -> bool:
@@ -69,22 +73,26 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
     """
     if dense_kernel_set(X):
         return X.K
-    array = _as_float_array(X, "the training kernels")
+    array = _as_float_array(X, "the training kernels", check_finite=False)  # checked as copied
     if array.shape[0] != array.shape[1]:
         raise InvalidInputError(
             f"kernels='precomputed': the training kernels must be square in their first two "
             f"axes (n_samples, n_samples, M), got shape {array.shape}.")
     if array.shape[2] == 1 and not copy:
+        if not np.all(np.isfinite(array)):
+            _not_finite("the training kernels")
         return array.reshape(1, array.shape[0], array.shape[1])  # a view where it is contiguous
     return _kernels_first(array)
 
 
 def _kernels_first(array: np.ndarray) -> np.ndarray:
-    """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores."""
+    """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores, every
+    value checked finite as it is copied."""
     from .._compiled.blocks import kernels_first
 
     out = np.empty((array.shape[2], array.shape[0], array.shape[1]))
-    _over_row_blocks(kernels_first, array, out)
+    if not all(_over_row_blocks(kernels_first, array, out)):
+        _not_finite("the training kernels")
     return out
 
 
