@@ -27,7 +27,9 @@ AMD EPYC: letter (A–M vs N–Z, standardized) with 5 and 50 RBF kernels, n = 6
 C = 1 and 100, p = 1 and 4/3, certified gap 1e-4. It names the faster in 47 of the 56, and
 where it does not, the time it picks is at most 1.5× the faster one's (1.03× on average;
 1.29× and up to 3.65× with the constants fitted before the second-order weight step and
-the faster weight steps since). On 24 problems it was not chosen on (scikit-learn's digits,
+the faster weight steps since; re-measured after the compiled weight step and the faster
+SMO scans, 16 of these problems: it names the faster in 14, the other two within 1.15×, so
+the constants were kept). On 24 problems it was not chosen on (scikit-learn's digits,
 even against odd, and breast cancer, the default kernels, n = 150 … 1,500) it names the faster
 in 22 (the other two within 3 %). The core is the faster on most of them: its steps got
 cheaper with the second-order step and the compiled blocks. The outer loops are left the small
