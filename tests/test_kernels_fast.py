@@ -406,3 +406,29 @@ def test_quadratic_terms_match_dense_products(stack, support):
     s, Kc = quadratic_terms(stack, coef)
     np.testing.assert_allclose(Kc, np.einsum("mij,j->mi", stack, coef), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(s, np.einsum("i,mij,j->m", coef, stack, coef), rtol=1e-10)
+
+
+@pytest.mark.parametrize("spec", ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}), ("poly", {}),
+                                  ("polynomial", {"degree": 3, "coef0": 0.5})])
+def test_product_kernels_written_in_place_are_scikit_learns_bit_for_bit(spec):
+    """Linear and polynomial kernels go straight into the stack (no (n, n) result and copy):
+    the values of ``pairwise_kernels`` bit for bit, training and test; features with a NaN
+    are refused before any kernel is made (an RBF spec's distances raised scikit-learn's own
+    ValueError), features a callable alone reads are its own business."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    from mklopt.exceptions import KernelError
+
+    X, _ = load_digits(return_X_y=True)
+    X, T = X[:500] / 16.0 + 3.0, X[500:620] / 16.0
+    metric, params = (spec, {}) if isinstance(spec, str) else spec
+    specs = [spec, ("rbf", {"gamma": 0.1})]  # two kernels: each built whole on its thread
+    np.testing.assert_array_equal(mklopt.kernel_stack(X, specs)[0], pairwise_kernels(X, X, metric=metric, **params))
+    np.testing.assert_array_equal(mklopt.kernel_stack(T, specs, X)[0], pairwise_kernels(T, X, metric=metric, **params))
+    T[3, 4] = np.nan
+    for stack_of in (lambda: mklopt.kernel_stack(T, specs, X), lambda: mklopt.kernel_stack(X, ["rbf"], T),
+                     lambda: mklopt.kernel_stack(T, [("rbf", {"gamma": 0.1})])):
+        with pytest.raises(KernelError, match="NaN or infinite"):
+            stack_of()
+    imputing = mklopt.kernel_stack(T, [lambda A, B: np.nan_to_num(A) @ np.nan_to_num(B).T], X)  # its business
+    np.testing.assert_allclose(imputing[0], np.nan_to_num(T) @ X.T)
