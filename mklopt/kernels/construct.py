@@ -15,6 +15,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
+from ._named import check_finite_features, evaluated_spec, is_real, named_kernel, product_kernel_into
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
@@ -164,9 +165,9 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
     parsed = [None if callable(spec) else _parse_spec(spec) for spec in specs]  # bad specs fail here
     if any(spec is not None for spec in parsed):  # a callable gets the features as they are
-        _check_finite(X, "X")
+        check_finite_features(X, "X")
         if Y is not X:
-            _check_finite(Y, "Y")
+            check_finite_features(Y, "Y")
     check_stack_fits(len(specs), X.shape[0], Y.shape[0])
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
     same = Y is X
@@ -185,7 +186,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         if parsed[m] is None:
             return call_user_kernel(specs[m], X, Y)
         Xr, Xcr = (X, Xc) if rows is None else (X[rows], Xc[rows])  # the whole X itself: see Yc
-        return _evaluated(specs[m], lambda: _named(parsed[m], Xr, Y, Xcr, Yc))
+        return evaluated_spec(specs[m], lambda: named_kernel(parsed[m], Xr, Y, Xcr, Yc))
 
     # here, one at a time: user code, and with fewer kernels than cores the other kernels BLAS
     # makes, each split by rows over the cores (the Laplacian whole: its training diagonal is
@@ -203,87 +204,30 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         if distances is not None and gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
-        elif not here[m] and gammas[m] is None and not _product_kernel_into(parsed[m], X, Y, out[m]):
+        elif not here[m] and gammas[m] is None and not product_kernel_into(parsed[m], X, Y, out[m]):
             out[m] = evaluated(m)
         return None if finish is None else finish(m, out[m])
 
     return out, map_kernels(build, len(specs))
 
 
-def _check_finite(features: np.ndarray, what: str) -> None:
-    if not np.all(np.isfinite(features)):
-        raise KernelError(f"{what} contains NaN or infinite values; impute or drop them first.")
-
-
-def _product_kernel_into(parsed: tuple[Any, dict] | None, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> bool:
-    """A linear or polynomial kernel written straight into ``out`` (True), else nothing (False).
-
-    scikit-learn's ``linear_kernel`` and ``polynomial_kernel`` do :math:`XY^\\top`, then
-    ``K *= gamma; K += coef0; K **= degree``; the same operations in place give the same
-    values bit for bit, without its (n, n) result and the copy into the stack (a kernel of
-    1,257 points: 2.5 of its 4.2 ms on one core)."""
-    if parsed is None:
-        return False
-    metric, params = parsed
-    gamma = params.get("gamma")
-    if metric == "linear" and not params:
-        np.matmul(X, Y.T, out=out)  # Y is X: NumPy's symmetric rank-k product, as scikit-learn's
-        return True
-    if metric not in ("poly", "polynomial") or not (gamma is None or _is_real(gamma)):
-        return False
-    np.matmul(X, Y.T, out=out)
-    out *= 1.0 / X.shape[1] if gamma is None else gamma
-    out += params.get("coef0", 1.0)
-    out **= params.get("degree", 3)
-    return True
-
-
-def _named(parsed: tuple[Any, dict], X: np.ndarray, Y: np.ndarray, Xc: np.ndarray,
-           Yc: np.ndarray) -> np.ndarray:
-    """A kernel of :func:`~sklearn.metrics.pairwise.pairwise_kernels` (shift-invariant ones on
-    the centred data)."""
-    from sklearn.metrics.pairwise import pairwise_kernels
-
-    metric, params = parsed
-    shift = isinstance(metric, str) and metric in SHIFT_INVARIANT
-    return pairwise_kernels(Xc if shift else X, Yc if shift else Y, metric=metric, **params)
-
-
-def _evaluated(spec: KernelSpec, evaluate: Callable[[], np.ndarray]) -> np.ndarray:
-    """``evaluate()``, its errors (scikit-learn's or a user's callable's) as :class:`KernelError`."""
-    try:
-        return evaluate()
-    except KernelError:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise KernelError(
-            f"kernel spec {spec!r} could not be evaluated: {_first_line(exc)}. Use a metric of "
-            "sklearn.metrics.pairwise.pairwise_kernels with its own parameters, e.g. "
-            "('rbf', {'gamma': 0.1}).") from None
-
-
 def _check_params(metric: Any, params: dict) -> None:
     """The common parameters of pairwise kernels: ``gamma``, ``degree`` and ``coef0``."""
     gamma, degree, coef0 = params.get("gamma"), params.get("degree", 3), params.get("coef0", 0.0)
-    if not (gamma is None or gamma == "scale" or (_is_real(gamma) and gamma > 0)):
+    if not (gamma is None or gamma == "scale" or (is_real(gamma) and gamma > 0)):
         raise KernelError(f"kernel spec ({metric!r}, ...): gamma must be a finite number > 0, 'scale' "
                           f"or None, got {gamma!r}.")
     if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, (int, np.integer)) \
             or not 1 <= degree <= MAX_DEGREE:
         raise KernelError(f"kernel spec ({metric!r}, ...): degree must be an integer in [1, {MAX_DEGREE}], "
                           f"got {degree!r}.")
-    if not _is_real(coef0):
+    if not is_real(coef0):
         raise KernelError(f"kernel spec ({metric!r}, ...): coef0 must be a finite number, got {coef0!r}.")
 
 
 def _is_view(spec: KernelSpec) -> bool:
     """A :class:`~mklopt.kernels.views.ViewKernel` (duck-typed: views.py imports this module)."""
     return callable(spec) and hasattr(spec, "spec") and hasattr(spec, "index")
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) \
-        and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
 
 
 def symmetric_by_construction(specs: Sequence[KernelSpec], d: int) -> list[bool]:
@@ -307,8 +251,3 @@ def _rbf_gamma(spec: KernelSpec, d: int) -> float | None:
     if gamma is None:
         return 1.0 / d
     return float(gamma) if isinstance(gamma, (int, float)) and gamma > 0 else None
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
