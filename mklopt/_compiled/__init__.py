@@ -72,8 +72,8 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
                    "kkt_tol float, max_faces int, x (M,)",
     },
     "lanczos": {
-        "kernel_product": "K (n, n) read-only, v (n,) read-only, out (n,)",
-        "lanczos_tridiagonal": "K (n, n) read-only, v (n,), w (n,), V (k, n), diag (k,), off (k,)",
+        "lanczos_tridiagonal": "K (n, n) read-only, v (n,), w (n,), symmetric bool, given bool, V (k, n), "
+                               "diag (k,), off (k,)",
     },
     "small_kernels": {
         "scan_chunk": "stack (m, n, n), W (n, 3), hi (m,), lo (m,), finite bool (m,), asymmetry (m,), "

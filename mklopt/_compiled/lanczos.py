@@ -3,9 +3,12 @@
 The PSD screen of a large kernel (:func:`~mklopt.kernels._psd.lanczos_extremes`) runs 40
 Lanczos steps on it while it is in cache. Written with NumPy, each step was a handful of
 short calls holding the GIL between them: the kernels' screens on two threads took as long
-as one after the other (and SciPy's ``dsymv``, which reads one triangle, holds it
-throughout). Here the whole recurrence runs with the GIL released; only the tridiagonal's
-eigenvalues are left to SciPy (:func:`scipy.linalg.eigvalsh_tridiagonal`).
+as one after the other. Here the whole recurrence runs with the GIL released; only the
+tridiagonal's eigenvalues are left to SciPy (:func:`scipy.linalg.eigvalsh_tridiagonal`).
+The product with an exactly symmetric kernel is BLAS's ``dsymv``, SciPy's
+(``scipy.linalg.cython_blas``, registered under a fixed symbol name so that the compiled
+code can be cached on disk), called from the compiled loop: one triangle read, half the
+memory of a full product (SciPy's Python wrapper of it holds the GIL).
 
 With :math:`\\alpha_j = v_j^\\top K v_j` and :math:`\\beta_j` the norm of
 :math:`K v_j` made orthogonal to :math:`v_0, \\dots, v_j` (twice, Kahan-Parlett), the
@@ -15,12 +18,17 @@ lie in :math:`[\\lambda_{\\min}(K), \\lambda_{\\max}(K)]`.
 
 from __future__ import annotations
 
+import llvmlite.binding as llvm
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import get_cython_function_address
 
 from .cache import locked_cache
 
-__all__ = ["lanczos_tridiagonal", "kernel_product"]
+__all__ = ["lanczos_tridiagonal"]
+
+llvm.add_symbol("mklopt_dsymv", get_cython_function_address("scipy.linalg.cython_blas", "dsymv"))
+_dsymv = types.ExternalFunction("mklopt_dsymv", types.void(*[types.voidptr] * 10))
 
 #: Sums in any order (SIMD lanes; one running sum waits on each addition, 4x slower here):
 #: a screen's Ritz values move by rounding only. No assumption about NaN or infinity.
@@ -38,9 +46,20 @@ def _dot(a, b):
 
 @locked_cache
 @njit(cache=True, nogil=True, fastmath=_SUMS)
-def kernel_product(K, v, out):
-    """``out = K @ v``, row by row."""
-    for i in range(K.shape[0]):
+def kernel_product(K, v, symmetric, out):
+    """``out = K @ v``: row by row, or for a K equal to its transpose bit for bit (``symmetric``)
+    BLAS's ``dsymv`` (SciPy's), which reads one triangle: half the memory (0.11 against
+    0.17 ms at n = 1,257 in cache here). C order is the transpose in BLAS's eyes: the same
+    matrix."""
+    n = K.shape[0]
+    if symmetric:
+        uplo = np.array([ord("L")], dtype=np.uint8)
+        order, step = np.array([n], dtype=np.int32), np.ones(1, dtype=np.int32)
+        one, zero = np.ones(1), np.zeros(1)
+        _dsymv(uplo.ctypes, order.ctypes, one.ctypes, K.ctypes, order.ctypes, v.ctypes, step.ctypes,
+               zero.ctypes, out.ctypes, step.ctypes)
+        return
+    for i in range(n):
         out[i] = _dot(K[i], v)
 
 
@@ -59,13 +78,16 @@ def _orthogonalize(V, count, w):
 
 @locked_cache
 @njit(cache=True, nogil=True, fastmath=_SUMS)
-def lanczos_tridiagonal(K, v, w, V, diag, off):
-    """Up to ``V.shape[0]`` Lanczos steps on K from ``v`` (``w = K v``; both overwritten); the
-    tridiagonal in ``diag``, ``off``; returns how many diagonal entries were made.
+def lanczos_tridiagonal(K, v, w, symmetric, given, V, diag, off):
+    """Up to ``V.shape[0]`` Lanczos steps on K from ``v`` (``w = K v`` when ``given``, else made
+    here; both overwritten); the tridiagonal in ``diag``, ``off``; returns how many diagonal
+    entries were made. ``symmetric``: K equals its transpose bit for bit (:func:`kernel_product`).
 
     Stops early when the new residual's norm falls below 1e-13 of :math:`|\\alpha_0|`
     (an invariant subspace: the Ritz values found are eigenvalues)."""
     n, steps = K.shape[0], V.shape[0]
+    if not given:
+        kernel_product(K, v, symmetric, w)
     norm = np.sqrt(_dot(v, v))
     for i in range(n):
         v[i] /= norm
@@ -76,7 +98,7 @@ def lanczos_tridiagonal(K, v, w, V, diag, off):
         for i in range(n):
             basis[i] = v[i]
         if j:
-            kernel_product(K, v, w)
+            kernel_product(K, v, symmetric, w)
         diag[j] = _dot(v, w)
         made = j + 1
         _orthogonalize(V, j + 1, w)

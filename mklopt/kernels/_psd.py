@@ -58,7 +58,8 @@ EXACT_MAX_N = SMALL_N
 
 
 def lanczos_extremes(K: np.ndarray, steps: int = LANCZOS_STEPS, start: np.ndarray | None = None,
-                     start_product: np.ndarray | None = None) -> tuple[float, float]:
+                     start_product: np.ndarray | None = None, exactly_symmetric: bool = False,
+                     ) -> tuple[float, float]:
     """Smallest and largest Ritz values after ``steps`` Lanczos steps (full reorthogonalization).
 
     .. math:: \\lambda_{\\min}(K) \\le \\theta_{\\min} \\le \\theta_{\\max} \\le \\lambda_{\\max}(K)
@@ -68,29 +69,28 @@ def lanczos_extremes(K: np.ndarray, steps: int = LANCZOS_STEPS, start: np.ndarra
     :math:`K v` for that vector when the caller has it already (the validation
     scan computes it on its one read of the kernel). The recurrence runs compiled with the
     GIL released (:mod:`~mklopt._compiled.lanczos`): the kernels' screens on their threads
-    run side by side.
+    run side by side. ``exactly_symmetric``: K equals its transpose bit for bit, and each
+    product reads one triangle of it (BLAS's ``dsymv``).
     """
-    from .._compiled.lanczos import kernel_product, lanczos_tridiagonal
+    from .._compiled.lanczos import lanczos_tridiagonal
     from .._compiled.layout import frozen
 
     K = frozen(K)
     n = K.shape[0]
     k = min(steps, n)
     v = np.array(screen_start(K) if start is None else start, dtype=float)
-    if start_product is None:
-        w = np.empty(n)
-        kernel_product(K, frozen(v), w)
-    else:
-        w = np.array(start_product, dtype=float)
+    given = start_product is not None
+    w = np.array(start_product, dtype=float) if given else np.empty(n)
     diag, off = np.empty(k), np.empty(k)
-    made = lanczos_tridiagonal(K, v, w, np.empty((k, n)), diag, off)
+    made = lanczos_tridiagonal(K, v, w, bool(exactly_symmetric), given, np.empty((k, n)), diag, off)
     vals = scipy.linalg.eigvalsh_tridiagonal(diag[:made], off[:made - 1])
     return float(vals[0]), float(vals[-1])
 
 
-def lanczos_screen(K: np.ndarray, start: np.ndarray, start_product: np.ndarray) -> tuple[float, float]:
+def lanczos_screen(K: np.ndarray, start: np.ndarray, start_product: np.ndarray,
+                   exactly_symmetric: bool = False) -> tuple[float, float]:
     """The default screen, run by the validation scan while ``K`` is in cache."""
-    return lanczos_extremes(K, LANCZOS_STEPS, start, start_product)
+    return lanczos_extremes(K, LANCZOS_STEPS, start, start_product, exactly_symmetric)
 
 
 def check_psd(stack: np.ndarray, names: list[str], scale: np.ndarray, psd_tol: float, method: str = "lanczos",

@@ -53,9 +53,10 @@ class Scan:
     screened: dict = field(default_factory=dict)
 
 
-#: ``screen(K, v, Kv)`` -> anything: work done on a kernel while it is in cache, given
-#: its start vector :func:`screen_start` and their product (already computed by the visit).
-Screen = Callable[[np.ndarray, np.ndarray, np.ndarray], Any]
+#: ``screen(K, v, Kv, exact)`` -> anything: work done on a kernel while it is in cache, given
+#: its start vector :func:`screen_start`, their product (already computed by the visit) and
+#: whether K equals its transpose bit for bit (else its asymmetry is rounding noise).
+Screen = Callable[[np.ndarray, np.ndarray, np.ndarray, bool], Any]
 
 
 def screen_start(K: np.ndarray) -> np.ndarray:
@@ -103,7 +104,8 @@ def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen |
     exact = not symmetric or symmetric_by_construction or scipy.linalg.issymmetric(K)
     asymmetry = 0.0 if exact else max_asymmetry(K)
     noise = asymmetry <= NOISE_ASYMMETRY_ULPS * np.finfo(float).eps * max(hi, -lo)
-    screened = screen(K, start, product[0]) if screen is not None and symmetric and noise else None
+    screened = (screen(K, start, product[0], asymmetry == 0.0) if screen is not None and symmetric and noise
+                else None)
     return Visit(hi, lo, asymmetry, sketch, screened)
 
 
