@@ -6,9 +6,8 @@ short calls holding the GIL between them: the kernels' screens on two threads to
 as one after the other. Here the whole recurrence runs with the GIL released; only the
 tridiagonal's eigenvalues are left to SciPy (:func:`scipy.linalg.eigvalsh_tridiagonal`).
 The product with an exactly symmetric kernel is BLAS's ``dsymv``, SciPy's
-(``scipy.linalg.cython_blas``, registered under a fixed symbol name so that the compiled
-code can be cached on disk), called from the compiled loop: one triangle read, half the
-memory of a full product (SciPy's Python wrapper of it holds the GIL).
+(:mod:`~mklopt._compiled.scipy_routines`), called from the compiled loop: one triangle
+read, half the memory of a full product (SciPy's Python wrapper of it holds the GIL).
 
 With :math:`\\alpha_j = v_j^\\top K v_j` and :math:`\\beta_j` the norm of
 :math:`K v_j` made orthogonal to :math:`v_0, \\dots, v_j` (twice, Kahan-Parlett), the
@@ -18,17 +17,15 @@ lie in :math:`[\\lambda_{\\min}(K), \\lambda_{\\max}(K)]`.
 
 from __future__ import annotations
 
-import llvmlite.binding as llvm
 import numpy as np
-from numba import njit, types
-from numba.extending import get_cython_function_address
+from numba import njit
 
 from .cache import locked_cache
+from .scipy_routines import scipy_routine
 
 __all__ = ["lanczos_tridiagonal"]
 
-llvm.add_symbol("mklopt_dsymv", get_cython_function_address("scipy.linalg.cython_blas", "dsymv"))
-_dsymv = types.ExternalFunction("mklopt_dsymv", types.void(*[types.voidptr] * 10))
+_dsymv = scipy_routine("blas", "dsymv", 10)
 
 #: Sums in any order (SIMD lanes; one running sum waits on each addition, 4x slower here):
 #: a screen's Ritz values move by rounding only. No assumption about NaN or infinity.

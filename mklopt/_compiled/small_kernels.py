@@ -25,18 +25,16 @@ Cholesky). The products sum several independent partial sums side by side (a sin
 running sum waits on each addition). A kernel that
 fails is not judged here: the caller decomposes it (``eigh``) and clips or rejects it.
 
-``dpotrf`` is SciPy's (``scipy.linalg.cython_lapack``), registered under a fixed
-symbol name so that the compiled loop can be cached on disk.
+``dpotrf`` is SciPy's (``scipy.linalg.cython_lapack``, :mod:`~mklopt._compiled.scipy_routines`).
 """
 
 from __future__ import annotations
 
-import llvmlite.binding as llvm
 import numpy as np
-from numba import njit, types
-from numba.extending import get_cython_function_address
+from numba import njit
 
 from .cache import locked_cache
+from .scipy_routines import scipy_routine
 
 __all__ = ["shifted_cholesky", "scan_chunk", "SMALL_N", "POWER_STEPS", "CHUNK"]
 
@@ -48,9 +46,7 @@ POWER_STEPS = 4
 #: Kernels per compiled call (a task of the thread pool).
 CHUNK = 32
 
-llvm.add_symbol("mklopt_dpotrf", get_cython_function_address("scipy.linalg.cython_lapack", "dpotrf"))
-_dpotrf = types.ExternalFunction(
-    "mklopt_dpotrf", types.void(types.voidptr, types.voidptr, types.voidptr, types.voidptr, types.voidptr))
+_dpotrf = scipy_routine("lapack", "dpotrf", 5)
 
 
 @locked_cache

@@ -27,7 +27,6 @@ construction). Test decision values are computed in blocks
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Sequence
 from typing import Any
 
