@@ -174,6 +174,43 @@ def test_without_a_model_the_weights_stay_while_the_svm_gap_is_most_of_the_gap()
     assert step(mu, _cert(1.6, 3.0, [2.0, 4.0], 0.1)) is None
 
 
+class _CountingModel(_ModelFor):
+    """A stand-in model that counts its Hessians and steps to ``target``."""
+
+    def __init__(self, target) -> None:
+        super().__init__(models=100)
+        self.target, self.made = np.asarray(target, dtype=float), 0
+
+    def hessian(self, mu, alpha, Kc=None):
+        self.made += 1
+        return super().hessian(mu, alpha, Kc)
+
+    def __call__(self, mu, s, H):
+        return self.target.copy()
+
+
+def test_settled_weights_are_kept_without_a_model_while_the_svm_gap_is_most_of_the_gap():
+    """A model step that left the weights where they were (settled) is not followed by another
+    model while the SVM's own gap is more than half the gap; once the SVM caught up (or after
+    a step that moved the weights) the model is made again."""
+    mu = np.array([0.5, 0.5])
+    behind, caught_up = _cert(2.5, 3.0, [2.0, 2.0], 0.3), _cert(1.6, 3.0, [2.0, 4.0], 0.1)
+    model = _CountingModel(mu)
+    step = SecondOrder(model)
+    np.testing.assert_array_equal(step(mu, behind), mu)  # a model step: it stays, settled
+    assert model.made == 1
+    for _ in range(3):
+        np.testing.assert_array_equal(step(mu, behind), mu)
+    assert model.made == 1
+    step(mu, caught_up)
+    assert model.made == 2
+    moving = _CountingModel([0.9, 0.1])
+    step = SecondOrder(moving)
+    for _ in range(3):
+        np.testing.assert_array_equal(step(mu, behind), [0.9, 0.1])
+    assert moving.made == 3
+
+
 def test_before_any_model_step_a_missing_model_leaves_the_step_to_the_cutting_plane():
     mu = np.array([0.5, 0.5])
     assert SecondOrder(_ModelFor(models=0))(mu, _cert(2.5, 3.0, [2.0, 2.0], 0.3)) is None

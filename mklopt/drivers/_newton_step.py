@@ -37,11 +37,16 @@ from ..kernels._stack import dense_stack
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
 
-__all__ = ["NewtonStep", "SecondOrder", "MAX_FREE", "PATIENCE"]
+__all__ = ["NewtonStep", "SecondOrder", "MAX_FREE", "PATIENCE", "SETTLED", "moved_share"]
 
 #: Second-order steps in a row that may leave the best certified gap where it was before
 #: the cutting plane takes over for good.
 PATIENCE = 5
+#: Weights that moved by at most this share of their ℓ1 norm in a step are settled.
+SETTLED = 3e-3
+#: The SVM's own gap at μ above this share of the certified gap: the SVM, not the weights,
+#: is what is left to solve there.
+SVM_SHARE = 0.5
 #: Free variables at most: the bordered system is dense, :math:`O(|F|^3)` (at 800, ~5 ms on
 #: one core). At C = 100 digits' classes have 400-800 near their optimum: with 400 the
 #: model was missing there, and the cutting plane's weights from those steps undid the SVM's
@@ -137,13 +142,19 @@ class SecondOrder:
     :data:`MAX_FREE` for a few steps), the weights stay where the model put them (``mu``):
     the cutting plane's weights from cuts of such α moved them off the optimum and
     undid the SVM's progress (digits, C = 100: one class 25 steps, 12 after it). The SVM's
-    gap shrinks at fixed weights, so this holds only for a while.
+    gap shrinks at fixed weights, so this holds only for a while. For the same reason the
+    model is not made at all while its last step left the weights settled (moved by at
+    most :data:`SETTLED` of their norm) and the SVM's gap is most of the gap: near the
+    optimum the SVM's refinements at fixed weights are half of a fit's steps (digits,
+    C = 100), and each model would be a Cholesky factorization of :math:`Q_{FF}` that
+    leaves the weights where they are.
     """
 
     def __init__(self, step: NewtonStep) -> None:
         self.step = step
         self.best_gap, self.idle = np.inf, 0
         self.modelled = self.used = False  # the last step, any step so far, from the model
+        self.settled = False  # the last model step left the weights where they were
 
     @classmethod
     def of(cls, data) -> "SecondOrder | None":
@@ -166,13 +177,23 @@ class SecondOrder:
         if self.idle > PATIENCE:
             self.step = None
             return None
+        svm_behind = _svm_gap(mu, cert) > SVM_SHARE * (cert.primal - cert.dual)
+        if self.settled and svm_behind:
+            self.modelled = False
+            return np.array(mu, dtype=float)
         H = self.step.hessian(mu, cert.alpha, Kc)
         weights = None if H is None else self.step(mu, cert.s, H)
         self.modelled = weights is not None
         self.used = self.used or self.modelled
-        if weights is None and self.used and _svm_gap(mu, cert) > 0.5 * (cert.primal - cert.dual):
+        self.settled = self.modelled and moved_share(weights, mu) <= SETTLED
+        if weights is None and self.used and svm_behind:
             return np.array(mu, dtype=float)  # let the SVM catch up at these weights
         return weights
+
+
+def moved_share(new: np.ndarray, old: np.ndarray) -> float:
+    """How far the weights moved, as a share of their ℓ1 norm."""
+    return float(np.abs(new - old).sum()) / max(float(np.abs(old).sum()), 1e-300)
 
 
 def _svm_gap(mu: np.ndarray, cert) -> float:

@@ -53,6 +53,7 @@ from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_t
 from .._compiled.smo import shrink, smo_chunk
 from .._compiled.smo import violation as smo_violation
 from .base import Driver, Step
+from ._newton_step import SETTLED, moved_share
 from ._weight_step import WeightStep
 
 __all__ = ["Chunking", "CACHE_MB"]
@@ -60,9 +61,6 @@ __all__ = ["Chunking", "CACHE_MB"]
 _MIN_EPS = 1e-12
 #: Default SMO pair updates between weight steps.
 DEFAULT_Q = 100
-#: Weights that moved by at most this share of their ℓ1 norm in a θ-step are settled: the
-#: next α-step gets twice the pairs.
-SETTLED = 3e-3
 #: A chunk grows to at most this many times ``Q`` pairs.
 MAX_CHUNK = 16
 
@@ -242,8 +240,8 @@ class Chunking(Driver):
     def _next_chunk(self, mu: np.ndarray, next_weights: np.ndarray) -> None:
         """Twice the pairs (up to ``MAX_CHUNK * Q``) after a θ-step that left the weights
         where they were, ``Q`` after one that moved them."""
-        moved = float(np.abs(next_weights - mu).sum()) / max(float(np.abs(mu).sum()), 1e-300)
-        self.chunk = min(2 * self.chunk, MAX_CHUNK * self.Q) if moved <= SETTLED else self.Q
+        settled = moved_share(next_weights, mu) <= SETTLED
+        self.chunk = min(2 * self.chunk, MAX_CHUNK * self.Q) if settled else self.Q
 
     def _active_sets(self, mu: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """The step's points and each output's active variables, from exact :math:`\\hat g = \\sum_m \\mu_m g_m`."""
