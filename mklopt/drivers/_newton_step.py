@@ -34,6 +34,7 @@ from .._compiled.blocks import gather_block
 from .._compiled.layout import frozen
 from .._compiled.newton_model import MODELLED, NOT_DEFINITE, floored, model_hessian
 from ..kernels._stack import dense_stack
+from ._core_certificates import svm_gap
 from ._theta_qp import ThetaQP
 from .lp_master import PolyhedralSet
 
@@ -177,7 +178,7 @@ class SecondOrder:
         if self.idle > PATIENCE:
             self.step = None
             return None
-        svm_behind = _svm_gap(mu, cert) > SVM_SHARE * (cert.primal - cert.dual)
+        svm_behind = svm_gap(mu, cert) > SVM_SHARE * (cert.primal - cert.dual)
         if self.settled and svm_behind:
             self.modelled = False
             return np.array(mu, dtype=float)
@@ -194,8 +195,3 @@ class SecondOrder:
 def moved_share(new: np.ndarray, old: np.ndarray) -> float:
     """How far the weights moved, as a share of their ℓ1 norm."""
     return float(np.abs(new - old).sum()) / max(float(np.abs(old).sum()), 1e-300)
-
-
-def _svm_gap(mu: np.ndarray, cert) -> float:
-    """The SVM's own duality gap at the weights μ: the primal against the dual at fixed μ."""
-    return float(cert.primal - (cert.gain - 0.5 * float(mu @ cert.s)))

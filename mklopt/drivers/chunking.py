@@ -39,7 +39,6 @@ import numba
 import numpy as np
 
 from .._options import Flag, Integer, Real, Vector
-from ..certificates.gap import _AlphaTerms, _alpha_terms, _evaluate
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from .._compiled.column_cache import reset_cache
@@ -53,6 +52,7 @@ from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_t
 from .._compiled.smo import shrink, smo_chunk
 from .._compiled.smo import violation as smo_violation
 from .base import Driver, Step
+from ._core_certificates import from_gradients, from_kernels, svm_gap
 from ._newton_step import SETTLED, moved_share
 from ._weight_step import WeightStep
 
@@ -222,7 +222,7 @@ class Chunking(Driver):
             pairs, violation = pairs + int(done), max(violation, float(worst))
         self.pairs += pairs
         cert = self._gradient_certificate(mu)
-        if violation <= self.eps and self._svm_gap(cert) > 0.1 * self.tol * _scale(cert):
+        if violation <= self.eps and svm_gap(mu, cert) > 0.1 * self.tol * _scale(cert):
             self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
@@ -257,37 +257,19 @@ class Chunking(Driver):
         return points, actives
 
     def _gradient_certificate(self, mu: np.ndarray) -> Certificate:
-        d = self.data
-        alpha = self.alpha.copy()
-        coef = d.loss.coef(alpha, self.y)
-        s = sum(G @ c for G, c in zip(self.G, coef.reshape(len(self.forms), -1)))
-        gain = d.loss.gain(alpha, self.y, d.C)
-        terms = _AlphaTerms(alpha, coef, s, self._Kc, gain, gain - d.regularizer.dual_penalty(s), d.kernels)
-        return _evaluate(terms, self.y, mu, d.C, d.regularizer, loss=d.loss)
+        return from_gradients(self.data, self.y, self.alpha.copy(), self.G, self._Kc, mu)
 
     def _exact_certificate(self, mu: np.ndarray) -> Certificate:
         """The certificate from the kernels themselves; the state continues from it."""
-        d = self.data
-        terms = _alpha_terms(d.kernels, self.y, self.alpha, d.C, d.regularizer, d.loss)
-        for beta, new in zip(self.betas, d.loss.smo_betas(terms.alpha, self.y)):
+        terms, self._exact = from_kernels(self.data, self.y, self.alpha, mu)
+        for beta, new in zip(self.betas, self.data.loss.smo_betas(terms.alpha, self.y)):
             beta[:] = new
         self._Kc[:] = terms.Kc
-        self._exact = _evaluate(terms, self.y, d.regularizer.into_set(mu), d.C, d.regularizer, loss=d.loss)
         return self._exact
 
     def confirm(self, cert: Certificate) -> Certificate:
         """Re-certify the answer from the kernels (the loop's certificates came from gradients)."""
-        if cert is self._exact:
-            return cert
-        d = self.data
-        terms = _alpha_terms(d.kernels, self.y, cert.alpha, d.C, d.regularizer, d.loss)
-        return _evaluate(terms, self.y, d.regularizer.into_set(cert.weights), d.C, d.regularizer,
-                         loss=d.loss)
-
-    @staticmethod
-    def _svm_gap(cert: Certificate) -> float:
-        """The SVM's own duality gap at the certificate's weights."""
-        return cert.primal - (cert.gain - 0.5 * float(cert.weights @ cert.s))
+        return cert if cert is self._exact else from_kernels(self.data, self.y, cert.alpha, cert.weights)[1]
 
     def _extra(self, pairs: int, violation: float) -> dict:
         counters = self.cache[4]
