@@ -13,7 +13,6 @@ estimator keeps and how it predicts: :mod:`mklopt.estimators._model`.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -24,19 +23,16 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ..weight_methods import METHODS as WEIGHT_METHODS
 from ..weight_methods import learn_weights
 from ..api import fit as _fit_loop
 from ..api import solve as _solve_exact
-from .._validation import check_max_iter, check_tol
 from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError
-from ..kernels import NORMALIZATIONS, KernelSet
+from ..kernels import KernelSet
 from ..kernels._normalize import SCALAR_NORMALIZATIONS
 from ..kernels._memory import stack_bytes
 from ..kernels._threads import granted_threads
-from ..kernels.approximate import APPROXIMATIONS
 from ..kernels.lazy import lazy_supported
 from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
@@ -48,55 +44,21 @@ from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
 from ._checked import checked_data
+from ._params import AUTO, EXACT, WEIGHT_METHODS, check_common_params, check_rank, driver_names
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
            "check_rank"]
 
-#: Drivers run once to the certified optimum (everything else goes to :func:`mklopt.fit`).
-EXACT = "exact"
-#: The default: an outer loop to the certified gap (never the exact interior-point solve,
-#: 10-100x slower than the loops already at 150 points, on every loss).
-AUTO = "auto"
 #: ``driver="chunking"`` computes kernels on the fly when the dense stack would exceed this (bytes).
 LAZY_STACK_BYTES = 2 * 2**30
-#: Registered drivers of other problems (not MKL over a weight set).
-_VKR_DRIVERS = ("vkr_cd",)
 #: Stop reasons of the outer loops that mean "not converged".
 _NOT_CONVERGED = ("max_iter", "time_limit", "callback")
-#: Losses whose labels or targets give the target kernel yy' of the two-stage ``WEIGHT_METHODS``.
-_ALIGN_LOSSES = ("hinge", "epsilon_insensitive", "squared_error")
 
 
 def machine_threads() -> int:
     """The threads the outer loops' stack passes share: numba's thread count (``NUMBA_NUM_THREADS``),
     capped by the threads the caller grants (a joblib or Dask worker's share)."""
     return min(int(numba.get_num_threads()), granted_threads())
-
-
-def check_rank(rank) -> int:
-    """``rank=`` of an estimator: an integer >= 1 (columns of each kernel's factor)."""
-    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
-        raise InvalidInputError(f"rank must be None (dense kernels) or an integer >= 1, got {rank!r}.")
-    return int(rank)
-
-
-def driver_names(loss: str = "hinge") -> list[str]:
-    """``"exact"``, the registered MKL drivers written for ``loss`` and the weight methods.
-
-    The weight methods (:func:`mklopt.learn_weights`: ``"align"``, ``"alignf"``,
-    ``"easymkl"``, ``"rmkl"``, ``"gram"``, ``"memo"``, ``"pwmk"``, ``"fheuristic"``)
-    fix the weights from the labels first, then fit the loss at those weights;
-    they need two-class labels (the alignment methods also real targets), not
-    the one-class or shared multiclass problems.
-    """
-    from ..drivers import DRIVERS
-
-    usable = [d for d, cls in DRIVERS.items() if d not in _VKR_DRIVERS
-              and (getattr(cls, "losses", None) is None or loss in cls.losses)]
-    labels = "any" if loss in _ALIGN_LOSSES and loss != "hinge" else "labels"
-    two_stage = [name for name, method in WEIGHT_METHODS.items()
-                 if loss in _ALIGN_LOSSES and method.targets in ("any", labels)]
-    return [EXACT, *sorted(usable), *two_stage]
 
 
 def _stack_over(M: int, n: int) -> bool:
@@ -112,28 +74,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
 
     # ------------------------------------------------------------ params
     def _check_common_params(self) -> None:
-        if self.normalization is not None and self.normalization not in NORMALIZATIONS:
-            raise InvalidInputError(
-                f"normalization must be None or one of {NORMALIZATIONS}, got {self.normalization!r}.")
-        drivers = [AUTO, *driver_names(self._loss_name())]
-        if self.driver in _VKR_DRIVERS:
-            raise InvalidInputError(
-                f"driver {self.driver!r} solves Voted Kernel Regularization, not MKL; use "
-                f"mklopt.VKRClassifier(solver='cd'), or one of {drivers}.")
-        if self.driver not in drivers:
-            raise InvalidInputError(f"driver must be one of {drivers}, got {self.driver!r}.")
-        if not (isinstance(self.theta, numbers.Integral) and self.theta >= 0):
-            raise InvalidInputError(f"theta must be an integer >= 0, got {self.theta!r}.")
-        if self.tol is not None:
-            check_tol(self.tol)
-        if self.max_iter is not None:
-            check_max_iter(self.max_iter)
-        as_regularizer(self.regularizer, self.p)  # validates p and the regularizer type
-        if getattr(self, "rank", None) is not None:
-            check_rank(self.rank)
-            if self.approximation not in APPROXIMATIONS:
-                raise InvalidInputError(f"approximation must be one of {APPROXIMATIONS}, "
-                                        f"got {self.approximation!r}.")
+        check_common_params(self)
 
     def _precomputed(self) -> bool:
         return isinstance(self.kernels, str) and self.kernels == PRECOMPUTED
