@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..kernels.lazy import subset_sketch
+from ..kernels._subset_sketch import subset_sketch
 
 __all__ = ["kernel_fingerprint", "check_fingerprint"]
 

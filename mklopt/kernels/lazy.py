@@ -26,7 +26,6 @@ construction). Test decision values are computed in blocks
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,9 +36,10 @@ from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
 from ._build import built_kernel_set
-from ._stack import OwnedStack, check_names, check_points, dense_stack
+from ._stack import OwnedStack, check_names, check_points
+from ._subset_sketch import subset_sketch
 from .._compiled.column_cache import new_cache
-from .._compiled.columns import kernel_entries, lazy_oracle, oracle_of, product_length
+from .._compiled.columns import lazy_oracle, product_length
 from .._compiled.gradient_updates import add_columns
 from .construct import _is_view, kernel_stack, spec_name, trusted_spec
 from .feature_variance import feature_variances
@@ -267,38 +267,6 @@ def _multiplicative_scale(diagonals: np.ndarray, sums: np.ndarray, exact: np.nda
     if bad:
         raise KernelError(f"cannot normalize by feature-space variance: it is not positive for kernel(s) {bad}.")
     return 1.0 / variance
-
-
-@functools.lru_cache(maxsize=64)
-def _subset_probes(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The subset sketch's points (sorted, int64) and its (size, 3) matrix :math:`W` for ``n``
-    points: fixed by ``n``, made once and shared by every call (W read-only; the index stays
-    writeable, as the compiled entries' signature has it, and is only read)."""
-    rng = np.random.default_rng(n)
-    index = np.sort(rng.choice(n, size=min(size, n), replace=False)).astype(np.int64)
-    W = rng.standard_normal((index.size, 3))
-    W.flags.writeable = False
-    return index, W
-
-
-def subset_sketch(kernels, size: int = 24) -> np.ndarray:
-    """:math:`W^\\top K_m[I, I] W` on a fixed pseudo-random subset I of the points, shape (M, 3, 3).
-
-    A fingerprint any kernel representation computes cheaply (dense, factors,
-    on the fly): entries of the kernels on at most ``size`` points.
-    """
-    index, W = _subset_probes(kernels.n, size)
-    if dense_stack(kernels):
-        block = kernels.K[:, index[:, None], index]  # a dense stack: its entries (no compiled code)
-        return W.T @ block @ W
-    block = np.empty((kernels.M, index.size, index.size))
-    column = np.empty((kernels.M, index.size))
-    oracle = oracle_of(kernels)
-    dots = new_cache(product_length(oracle) if getattr(kernels, "lazy", False) else kernels.n, 1)
-    for k, i in enumerate(index):
-        kernel_entries(oracle, dots, index, i, column)
-        block[:, :, k] = column
-    return W.T @ block @ W
 
 
 VARIANTS["lazy"] = LazyKernelSet
