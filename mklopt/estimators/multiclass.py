@@ -4,8 +4,9 @@ The problems share the training kernels (threads, no copies). On the interleaved
 (``driver="chunking"``) they run side by side on numba's threads by default, each
 problem's parallel loops on its share of the cores (:mod:`mklopt.drivers.core_threads`),
 and on kernels on the fly the problems running at once share the column memory (a thread pool
-of their own, :func:`on_own_threads`); with ``n_jobs`` joblib runs them, so that ``joblib.parallel_backend("dask")`` spreads them over a
-Dask cluster. Either way each problem's result is the same.
+of their own, :func:`on_own_threads`); with ``n_jobs`` joblib runs them, so that
+``joblib.parallel_backend("dask")`` spreads them over a Dask cluster. Either way each
+problem's result is the same.
 
 One-vs-one on kernels on the fly because their dense stack would exceed the estimators'
 memory threshold (``"auto"``'s case) runs its pairs in worker processes instead (joblib's
