@@ -13,12 +13,14 @@ missing; 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from .._docs import build_site
-from ._common import EXIT_FAIL, EXIT_OK
+from ..exceptions import InvalidInputError
+from ._common import EXIT_FAIL, EXIT_OK, one_line
 
 
 def add_parser(subs: argparse._SubParsersAction) -> None:
@@ -37,7 +39,7 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the site into ``args.out``; print ``index.html``'s path on success."""
-    out = args.out.resolve()
+    out = _writable_folder(args.out.resolve())
     start = time.perf_counter()
     code = build_site(out, quick=args.quick)
     if code != 0:
@@ -46,3 +48,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"mklopt docs: built in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(out / "index.html")
     return EXIT_OK
+
+
+def _writable_folder(out: Path) -> Path:
+    """``out``, made if missing; an :class:`InvalidInputError` before Sphinx starts where it
+    cannot be made or written (Sphinx would fail late, with a traceback of its own)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError(f"--out {str(out)!r}: cannot make the folder ({one_line(exc)}).") from None
+    if not os.access(out, os.W_OK):
+        raise InvalidInputError(f"--out {str(out)!r}: the folder is not writable.")
+    return out

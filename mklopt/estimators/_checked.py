@@ -1,6 +1,6 @@
 """scikit-learn's input validation, its errors as mklopt's.
 
-``validate_data`` and ``column_or_1d`` raise ``ValueError`` (and ``TypeError`` for sparse
+``validate_data``, ``column_or_1d`` and ``check_classification_targets`` raise ``ValueError`` (and ``TypeError`` for sparse
 input) in scikit-learn's words; here they become :class:`~mklopt.exceptions.InvalidInputError`
 (itself a ``ValueError``, and :class:`~mklopt.exceptions.InputTypeError` a ``TypeError`` too, so
 scikit-learn's estimator checks still recognize them) on one
@@ -11,17 +11,29 @@ from __future__ import annotations
 
 from typing import Any
 
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..exceptions import InputTypeError, InvalidInputError
 
-__all__ = ["checked_data"]
+__all__ = ["checked_data", "checked_targets"]
 
 
 def checked_data(estimator: Any, *args, **kwargs):
     """:func:`sklearn.utils.validation.validate_data`, raising :class:`InvalidInputError`."""
+    return _as_ours(estimator, validate_data, estimator, *args, **kwargs)
+
+
+def checked_targets(estimator: Any, y: Any) -> None:
+    """:func:`sklearn.utils.multiclass.check_classification_targets` (class labels, not a
+    continuous or mixed target), raising :class:`InvalidInputError`."""
+    _as_ours(estimator, check_classification_targets, y)
+
+
+def _as_ours(estimator: Any, check, *args, **kwargs):
+    """``check(*args, **kwargs)``, its ``ValueError`` or ``TypeError`` as mklopt's, on one line."""
     try:
-        return validate_data(estimator, *args, **kwargs)
+        return check(*args, **kwargs)
     except InvalidInputError:
         raise
     except (ValueError, TypeError) as exc:

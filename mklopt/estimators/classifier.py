@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_C
 from ..exceptions import InvalidInputError
 from ..regularizers import Regularizer
+from ._checked import checked_targets
 from ._base import AUTO, MKLEstimatorBase
 from .multiclass import MULTICLASS, scheme, solve_classes
 from .one_vs_one import ovr_shaped, votes
@@ -235,7 +235,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self
         """
         X, y = self._fit_inputs(X, y)
-        check_classification_targets(y)
+        checked_targets(self, y)
         if self.multiclass not in MULTICLASS:
             raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {self.multiclass!r}.")
         if self.decision_function_shape not in ("ovr", "ovo"):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from ..kernels import kernel_stack
+from ..kernels.construct import spec_list
 from ..kernels.views import resolve_scale, scale_gamma
 
 __all__ = ["default_kernels", "resolve_kernel_specs", "diagonals"]
@@ -71,17 +72,10 @@ def resolve_kernel_specs(kernels: Sequence[Any] | None, X: np.ndarray,
     gamma = _scale_gamma(X)
     if kernels is None:
         return default_kernels(gamma)
-    if isinstance(kernels, str) or callable(kernels) or _is_pair(kernels):
-        kernels = [kernels]
-    specs = list(kernels)
+    specs = spec_list(kernels)
     if not specs:
         raise InvalidInputError("kernels is empty; give at least one spec, e.g. [('rbf', {'gamma': 0.1})].")
     return resolve_scale(specs, X, feature_names)
-
-
-def _is_pair(spec: Any) -> bool:
-    """``(name, params)``: one kernel spec rather than a sequence of specs."""
-    return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict)
 
 
 def diagonals(X: np.ndarray, specs: Sequence[Any], chunk: int = 256) -> np.ndarray:

@@ -24,7 +24,9 @@ from ..api import solve as _solve_exact
 from ..exceptions import InvalidInputError, UncertifiedWarning
 from ..formulations.vkr_lp import vkr_penalties
 from ..kernels import kernel_stack
+from ..kernels.construct import is_spec_pair, spec_list
 from ..results.result import MKLResult
+from ._checked import checked_targets
 
 __all__ = ["VKRClassifier", "default_vkr_kernels"]
 
@@ -111,7 +113,7 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------- fit
     def fit(self, X, y) -> VKRClassifier:
         """Fit on features ``X`` (n, N) and two-class labels ``y`` (any two values)."""
-        X, y = _check_Xy(X, y)
+        X, y = _check_Xy(self, X, y)
         if self.solver not in SOLVERS:
             raise InvalidInputError(f"solver must be one of {SOLVERS}, got {self.solver!r}.")
         specs = self._specs(X.shape[1])
@@ -124,8 +126,7 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
     def _specs(self, n_features: int) -> list:
         if self.kernels is None:
             return default_vkr_kernels(n_features)
-        single = isinstance(self.kernels, str) or callable(self.kernels) or _is_pair(self.kernels)
-        specs = [self.kernels] if single else list(self.kernels)
+        specs = spec_list(self.kernels)
         if not specs:
             raise InvalidInputError("kernels is empty; give at least one spec, e.g. [('poly', {'degree': 2})].")
         return specs
@@ -178,14 +179,10 @@ class VKRClassifier(ClassifierMixin, BaseEstimator):
         return np.where(self.decision_function(X) >= 0, self.classes_[1], self.classes_[0])
 
 
-def _is_pair(spec: Any) -> bool:
-    return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict)
-
-
 def _poly_degrees(specs: list) -> list[int]:
     degrees = []
     for spec in specs:
-        if not (_is_pair(spec) and spec[0] in ("poly", "polynomial")):
+        if not (is_spec_pair(spec) and spec[0] in ("poly", "polynomial")):
             raise InvalidInputError(
                 f"penalty='polynomial' needs polynomial kernel specs ('poly', {{'degree': d, ...}}), "
                 f"got {spec!r}; use penalty='trace' for other kernels.")
@@ -207,11 +204,12 @@ def _check_X(X, n_features: int | None = None) -> np.ndarray:
     return X
 
 
-def _check_Xy(X, y) -> tuple[np.ndarray, np.ndarray]:
+def _check_Xy(estimator, X, y) -> tuple[np.ndarray, np.ndarray]:
     X = _check_X(X)
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise InvalidInputError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}.")
+    checked_targets(estimator, y)
     classes = np.unique(y)
     if classes.size != 2:
         raise InvalidInputError(

@@ -17,7 +17,7 @@ from ..exceptions import KernelError
 from ._build import FUSED_NORMALIZATIONS, built_kernel_set
 from ._stack import OwnedStack
 from .approximate import approximate_factors
-from .construct import KernelSpec, kernel_stack, spec_name, trusted_spec
+from .construct import KernelSpec, kernel_stack, spec_list, spec_name, trusted_spec
 from .feature_variance import data_variances
 from .features import check_features
 from .rounding import DataScales
@@ -33,7 +33,7 @@ def data_kernel_set(cls: type, variants: dict, X: Any, specs: Sequence[KernelSpe
     classes on the fly and of factors, by name)."""
 
     X = check_features(X)
-    specs = resolve_scale(list(specs), X) if isinstance(specs, (list, tuple)) else specs
+    specs = resolve_scale(spec_list(specs), X)
     if lazy:
         if rank is not None or kwargs:
             raise KernelError("lazy=True takes neither rank= nor validation options: kernels "

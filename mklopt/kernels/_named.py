@@ -17,13 +17,7 @@ import numpy as np
 from ..exceptions import KernelError
 from .rounding import SHIFT_INVARIANT
 
-__all__ = ["check_finite_features", "product_kernel_into", "named_kernel", "evaluated_spec", "is_real"]
-
-
-def check_finite_features(features: np.ndarray, what: str) -> None:
-    """A :class:`KernelError` for features with NaN or infinite values."""
-    if not np.all(np.isfinite(features)):
-        raise KernelError(f"{what} contains NaN or infinite values; impute or drop them first.")
+__all__ = ["product_kernel_into", "named_kernel", "evaluated_spec", "is_real"]
 
 
 def product_kernel_into(parsed: tuple[Any, dict] | None, X: np.ndarray, Y: np.ndarray, out: np.ndarray) -> bool:

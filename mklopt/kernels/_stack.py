@@ -108,11 +108,23 @@ def as_stack(kernels: Any) -> StackInput:
     return StackInput(arr, owned, low)
 
 
+def _refuse_sparse(kernel: Any) -> None:
+    """A :class:`KernelError` for a SciPy sparse matrix or array (kernel matrices are dense here)."""
+    import scipy.sparse
+
+    if scipy.sparse.issparse(kernel):
+        raise KernelError(f"kernels must be dense arrays, got a SciPy sparse {type(kernel).__name__}; "
+                          "pass K.toarray().")
+
+
 def _to_array(kernels: Any) -> np.ndarray:
+    _refuse_sparse(kernels)
     if hasattr(kernels, "to_numpy") and getattr(kernels, "ndim", 0) == 2:
         kernels = kernels.to_numpy()
     elif isinstance(kernels, (list, tuple)):
         kernels = [k.to_numpy() if hasattr(k, "to_numpy") else k for k in kernels]
+    for kernel in kernels if isinstance(kernels, list) else ():
+        _refuse_sparse(kernel)
     try:
         arr = np.asarray(kernels)
     except (TypeError, ValueError) as exc:

@@ -15,7 +15,8 @@ import numpy as np
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
-from ._named import check_finite_features, evaluated_spec, is_real, named_kernel, product_kernel_into
+from .features import check_finite_features
+from ._named import evaluated_spec, is_real, named_kernel, product_kernel_into
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
@@ -148,19 +149,39 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     return build_stack(X, specs, Y)[0]
 
 
+def is_spec_pair(spec: Any) -> bool:
+    """``(name, params)``: one kernel spec rather than a sequence of specs."""
+    return isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[1], dict)
+
+
+def spec_list(specs: Any) -> list:
+    """``specs`` as a list of kernel specs: one spec (a name, a ``(name, params)`` pair, a
+    callable such as a :class:`~mklopt.kernels.views.ViewKernel`) becomes a list of one; anything
+    else must be a sequence of specs (a :class:`KernelError` otherwise)."""
+    if isinstance(specs, str) or callable(specs) or is_spec_pair(specs):
+        return [specs]
+    try:
+        return list(specs)
+    except TypeError:
+        raise KernelError(
+            f"kernel specs must be one spec or a sequence of them (a name such as 'rbf', a (name, params) "
+            f"pair, a callable, a ViewKernel), got {type(specs).__name__} {specs!r}.") from None
+
+
 def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None = None,
                 finish: Callable[[int, np.ndarray], Any] | None = None) -> tuple[np.ndarray, list]:
     """:func:`kernel_stack` and ``[finish(m, K_m) for each m]``, each call made on kernel m's
     thread right after it was built, while it is in cache (None without ``finish``)."""
     from ._stack import cores, map_kernels
 
-    X = np.asarray(X, dtype=float)
-    Y = X if Y is None else np.asarray(Y, dtype=float)
+    X = _real_features(X, "X")
+    Y = X if Y is None else _real_features(Y, "Y")
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise KernelError(
             f"kernel_stack needs 2-D feature arrays with the same number of "
             f"columns, got shapes {X.shape} and {Y.shape}."
         )
+    specs = spec_list(specs)
     if len(specs) == 0:
         raise KernelError("no kernel specs given; pass at least one, e.g. ['linear'].")
     parsed = [None if callable(spec) else _parse_spec(spec) for spec in specs]  # bad specs fail here
@@ -209,6 +230,20 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         return None if finish is None else finish(m, out[m])
 
     return out, map_kernels(build, len(specs))
+
+
+def _real_features(features: Any, what: str) -> np.ndarray:
+    """``features`` as float64; a :class:`KernelError` where they are not real numbers (complex
+    values are refused, never cast: NumPy's cast would drop the imaginary parts)."""
+    from scipy.sparse import issparse
+
+    if issparse(features) or np.iscomplexobj(features):
+        raise KernelError(f"{what} must be a dense array of real features, got "
+                          f"{'a sparse matrix' if issparse(features) else 'complex values'}.")
+    try:
+        return np.asarray(features, dtype=float)
+    except (TypeError, ValueError):
+        raise KernelError(f"{what} must be an array of real numbers (n_samples, n_features).") from None
 
 
 def _check_params(metric: Any, params: dict) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 
-__all__ = ["check_features", "MAX_FEATURE"]
+__all__ = ["check_features", "check_finite_features", "MAX_FEATURE"]
 
 #: The largest feature magnitude: squared norms over up to 1e8 features stay finite (1e150^2 * 1e8).
 MAX_FEATURE = 1e150
@@ -47,9 +47,16 @@ def check_features(X: Any, what: str = "X", d: int | None = None) -> np.ndarray:
     if d is not None and arr.shape[1] != d:
         raise KernelError(f"{what} has {arr.shape[1]} features, but the kernels were built on {d}.")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise KernelError(f"{what} contains NaN or infinite values; impute or drop them first.")
-    if arr.size and float(np.abs(arr).max()) > MAX_FEATURE:
-        raise KernelError(f"{what} has entries up to {float(np.abs(arr).max()):.3g}; beyond "
-                          f"{MAX_FEATURE:g} their products overflow. Scale the features first.")
+    check_finite_features(arr, what)
     return arr
+
+
+def check_finite_features(features: np.ndarray, what: str) -> None:
+    """A :class:`KernelError` for features with NaN or infinite values, or so large that their
+    products overflow (beyond :data:`~mklopt.kernels.features.MAX_FEATURE`: test points too)."""
+    if not np.all(np.isfinite(features)):
+        raise KernelError(f"{what} contains NaN or infinite values; impute or drop them first.")
+    largest = float(np.abs(features).max()) if features.size else 0.0
+    if largest > MAX_FEATURE:
+        raise KernelError(f"{what} has entries up to {largest:.3g}; beyond {MAX_FEATURE:g} their "
+                          "products overflow. Scale the features first.")

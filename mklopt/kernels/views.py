@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
-from .construct import KernelSpec, kernel_stack, spec_name
+from .construct import KernelSpec, kernel_stack, spec_list, spec_name
 
 __all__ = ["ViewKernel", "views", "resolve_scale", "scale_gamma"]
 
@@ -131,9 +131,7 @@ def views(groups: Mapping[str, Any], specs: Sequence[KernelSpec] | KernelSpec) -
     """
     if not isinstance(groups, Mapping) or not groups:
         raise KernelError("views needs a non-empty mapping {view name: columns}.")
-    if isinstance(specs, str) or callable(specs) or (
-            isinstance(specs, tuple) and len(specs) == 2 and isinstance(specs[1], dict)):
-        specs = [specs]
+    specs = spec_list(specs)
     if not specs:
         raise KernelError("views needs at least one kernel spec, e.g. ['linear'].")
     return [ViewKernel(spec, columns, str(name)) for name, columns in groups.items() for spec in specs]

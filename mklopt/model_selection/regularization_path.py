@@ -96,6 +96,8 @@ def _grid(Cs, p, C, options: dict) -> tuple[list[float], str]:
         raise InvalidInputError("give a grid of Cs= (one p) or of p= (one C), not both or neither.")
     if p_grid and "regularizer" in options:
         raise InvalidInputError("a path over p needs Lp balls; drop regularizer=.")
+    if Cs is not None and np.ndim(Cs) != 1:
+        raise InvalidInputError(f"Cs= must be a sequence of values of C, got {Cs!r}; for one C, pass Cs=[C].")
     values = list(Cs) if Cs is not None else list(p)
     if not values:
         raise InvalidInputError("the grid is empty; give at least one value.")

@@ -1,0 +1,76 @@
+"""Bad input found by fuzzing the public API raises mklopt's own exceptions, naming what is wrong.
+
+Each case raised a foreign exception before (scikit-learn's ``ValueError``, NumPy's
+``TypeError``, a Sphinx traceback): a class label that is continuous or of mixed types, a
+``kernels=`` or ``specs`` that is not a spec or a sequence of them, a SciPy sparse kernel,
+complex features cast silently to their real parts, test features so large that the kernels
+overflow, a grid ``Cs=`` that is a number, an output folder that cannot be made.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mklopt
+from mklopt.exceptions import InvalidInputError, KernelError
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((40, 3))
+Y = np.where(X[:, 0] > 0, 1.0, -1.0)
+KERNELS = mklopt.kernel_stack(X, ["linear", ("rbf", {"gamma": 0.5})])
+MIXED = np.array([1, "a"] * 20, dtype=object)
+
+
+def _fitted() -> mklopt.MKLClassifier:
+    return mklopt.MKLClassifier().fit(X, Y)
+
+
+CASES = {
+    "continuous labels": (lambda: mklopt.MKLClassifier().fit(X, X[:, 0]), InvalidInputError, "Unknown label type"),
+    "mixed labels": (lambda: mklopt.MKLClassifier().fit(X, MIXED), InvalidInputError, "Unknown label type"),
+    "mixed labels, VKR": (lambda: mklopt.VKRClassifier().fit(X, MIXED), InvalidInputError, "Unknown label type"),
+    "kernels=5": (lambda: mklopt.MKLClassifier(kernels=5).fit(X, Y), KernelError, "got int 5"),
+    "kernels=5, VKR": (lambda: mklopt.VKRClassifier(kernels=5).fit(X, Y), KernelError, "got int 5"),
+    "specs=None": (lambda: mklopt.kernel_stack(X, None), KernelError, "got NoneType"),
+    "specs=5, from_data": (lambda: mklopt.KernelSet.from_data(X, 5), KernelError, "got int 5"),
+    "specs=5, views": (lambda: mklopt.views({"a": [0, 1]}, 5), KernelError, "got int 5"),
+    "sparse kernel": (lambda: mklopt.KernelSet(sp.csr_matrix(KERNELS[0])), KernelError, r"K\.toarray\(\)"),
+    "sparse kernels in a list": (lambda: mklopt.fit([sp.csr_matrix(K) for K in KERNELS], Y), KernelError, "sparse"),
+    "complex features": (lambda: mklopt.kernel_stack(X + 1j, ["linear"]), KernelError, "complex"),
+    "sparse features": (lambda: mklopt.kernel_stack(sp.csr_matrix(X), ["linear"]), KernelError, "sparse"),
+    "huge test features": (lambda: _fitted().predict(X * 1e160), KernelError, "their products overflow"),
+    "Cs=5": (lambda: mklopt.path(mklopt.KernelSet(KERNELS), Y, Cs=5), InvalidInputError, r"Cs=\[C\]"),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_bad_input_raises_mklopts_own_error(case):
+    call, error, phrase = CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)  # never a silent cast
+        with pytest.raises(error, match=phrase):
+            call()
+
+
+def test_one_spec_is_a_list_of_one_everywhere():
+    """A lone spec is one kernel in every entry point (``kernel_stack(X, "linear")`` made a
+    kernel of each letter before): the same stack as the list of one."""
+    one = mklopt.kernel_stack(X, ["linear"])
+    np.testing.assert_array_equal(mklopt.kernel_stack(X, "linear"), one)
+    np.testing.assert_array_equal(mklopt.KernelSet.from_data(X, "linear").K, mklopt.KernelSet.from_data(X, ["linear"]).K)
+    assert len(mklopt.views({"a": [0, 1], "b": [2]}, ("rbf", {"gamma": 1.0}))) == 2
+
+
+def test_docs_refuses_an_output_folder_it_cannot_make(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, "-m", "mklopt", "docs", "--out", str(blocker / "site")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr + done.stdout
+    assert "cannot make the folder" in done.stderr
