@@ -23,7 +23,8 @@ from sklearn.preprocessing import StandardScaler
 
 from mklopt import MKLClassifier
 from mklopt.cli import main
-from mklopt.exceptions import BackendError, BackendNotInstalledError, InvalidInputError
+from mklopt.exceptions import (BackendError, BackendNotInstalledError, InvalidInputError, MKLWarning,
+                               SolverError)
 from mklopt.model_selection.search import sweep
 from mklopt.model_selection.sweep_result import STAT_COLUMNS, cv_rows, format_param, write_csv
 
@@ -201,6 +202,9 @@ def test_scheduler_without_workers_is_a_backend_error(data):
     ({"connect_timeout": -1}, "connect_timeout"),
     ({"param_grid": {"C": 1.0}}, "param_grid"),
     ({"scoring": ["accuracy", "roc_auc"]}, "one scorer"),
+    ({"scoring": "acurracy"}, "not a scikit-learn scorer name"),
+    ({"cv": 0}, r"bad cv=0: k-fold"),
+    ({"cv": "five"}, "bad cv='five'"),
 ])
 def test_bad_arguments_fail_before_any_cluster(data, kwargs, match):
     grid = kwargs.pop("param_grid", GRID)
@@ -238,13 +242,23 @@ def test_resume_with_nothing_missing_starts_nothing(data, scheduler, tmp_path, m
 @needs_dask
 def test_a_fit_that_fails_deterministically_is_one_error_row(data, scheduler, tmp_path):
     log = tmp_path / "fits.csv"
-    res = sweep(*data, {"C": [1.0, -1.0]}, estimator=_estimator(), scheduler=scheduler, log=log, cv=2,
-                progress=False)
+    with pytest.warns(MKLWarning, match=r"2 of 4 fits failed and are scored NaN; the first error: "
+                                        r"InvalidInputError: C must be positive"):
+        res = sweep(*data, {"C": [1.0, -1.0]}, estimator=_estimator(), scheduler=scheduler, log=log, cv=2,
+                    progress=False)
     rows = [row for row in log.read_text().splitlines() if row[:1].isdigit()]  # the fits, no header
     assert len(rows) == 4  # each fit recorded once, the failing ones included (not resubmitted)
     failed = [row for row in rows if "error:" in row]
     assert len(failed) == 2 and all("C must be positive" in row for row in failed)
     assert np.isnan(res.cv_results["mean_test_score"][1]) and res.best_index == 0
+
+
+@needs_dask
+def test_a_sweep_whose_every_fit_fails_is_an_error_not_a_nan_table(data, scheduler):
+    """``GridSearchCV`` raises where all fits failed; a table of NaN scores with a "best"
+    candidate refitted would hide it."""
+    with pytest.raises(SolverError, match=r"all 2 fits failed; the first error: InvalidInputError: C must be"):
+        sweep(*data, {"C": [-1.0]}, estimator=_estimator(), scheduler=scheduler, cv=2, progress=False)
 
 
 @needs_dask

@@ -42,6 +42,7 @@ import importlib.util
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from .._version import install_hint
-from ..exceptions import BackendNotInstalledError, InvalidInputError
+from ..exceptions import BackendNotInstalledError, InvalidInputError, MKLWarning, SolverError
 from .sweep_log import FitsLog, params_key, sweep_fingerprint
 from .sweep_cluster import cluster_client
 from .sweep_result import SweepResult, cv_rows
@@ -136,8 +137,8 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
     log="fits.csv")``; after an interruption the same call with ``resume="fits.csv"``.
     """
     distributed = _distributed()
-    from sklearn.base import clone, is_classifier
-    from sklearn.model_selection import ParameterGrid, check_cv
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
 
     _check_options(n_workers, connect_timeout, scoring, search, log, resume)
     try:
@@ -153,7 +154,8 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
     if unknown:
         raise InvalidInputError(f"param_grid names {unknown}, which {type(estimator).__name__} does not "
                                 f"take; its parameters: {sorted(estimator.get_params(deep=False))}.")
-    splits = list(check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y))
+    splits = _splits(cv, X, y, estimator)
+    _check_scoring(estimator, scoring)
     total = len(candidates) * len(splits)
     start = time.perf_counter()
     # the log (a resume of another sweep is refused here) and what is left, before any cluster
@@ -203,6 +205,7 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
         finally:
             if bar is not None:
                 bar.close()
+    _check_failures(results)
     cv_results, best = aggregate(candidates, len(splits), results)
     best_estimator = clone(estimator).set_params(**candidates[best]).fit(X, y) if refit else None
     elapsed = time.perf_counter() - start
@@ -229,6 +232,41 @@ def _check_data(X: np.ndarray, y: np.ndarray, estimator) -> None:
             where = np.argwhere(~np.isfinite(values))[0].tolist()
             raise InvalidInputError(f"{name} contains NaN or infinite values (the first at index {where}); "
                                     "impute or drop them before the sweep.")
+
+
+def _splits(cv: Any, X: np.ndarray, y: np.ndarray, estimator) -> list:
+    """The (train, test) folds of ``cv``; scikit-learn's error for a bad ``cv`` as mklopt's."""
+    from sklearn.base import is_classifier
+    from sklearn.model_selection import check_cv
+
+    try:
+        return list(check_cv(cv, y, classifier=is_classifier(estimator)).split(X, y))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"bad cv={cv!r}: {' '.join(str(exc).split())}") from None
+
+
+def _check_scoring(estimator, scoring) -> None:
+    """An unknown scorer refused before the cluster starts (each fit would fail with it)."""
+    from sklearn.metrics import check_scoring, get_scorer_names
+
+    if isinstance(scoring, str) and scoring not in get_scorer_names():
+        raise InvalidInputError(f"scoring={scoring!r} is not a scikit-learn scorer name (the names: "
+                                "sklearn.metrics.get_scorer_names()); pass a name, a callable or None.")
+    try:
+        check_scoring(estimator, scoring=scoring)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"bad scoring={scoring!r}: {' '.join(str(exc).split())}") from None
+
+
+def _check_failures(results: Mapping[tuple[int, int], Mapping[str, Any]]) -> None:
+    """Fits that raised are scored NaN, as ``GridSearchCV`` does: a :class:`SolverError` where
+    every fit failed (no candidate to choose), an :class:`MKLWarning` where some did."""
+    failed = [row["status"] for row in results.values() if str(row.get("status")).startswith("error:")]
+    if failed and len(failed) == len(results):
+        raise SolverError(f"all {len(results)} fits failed; the first {failed[0]}")
+    if failed:
+        warnings.warn(f"{len(failed)} of {len(results)} fits failed and are scored NaN; the first "
+                      f"{failed[0]}", MKLWarning, stacklevel=3)
 
 
 def _check_options(n_workers, connect_timeout, scoring, search, log, resume) -> None:
