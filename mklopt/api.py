@@ -14,6 +14,7 @@ from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
 from .losses import as_loss
 from .regularizers import LpBall, Regularizer, as_regularizer
+from .regularizers.sets import Penalty
 from .results.result import MKLResult
 
 __all__ = ["solve", "fit", "prepare", "gap_tolerance", "FitSettings", "prepare_fit", "run_fit"]
@@ -84,9 +85,12 @@ def prepare_fit(kernels, y, settings: FitSettings, *, C, p, regularizer, loss):
     """Validate the options and the problem once: ``(MKLData, classes, settings)``."""
     from .drivers import DRIVERS
 
-    driver = settings.driver
+    driver, reg = settings.driver, as_regularizer(regularizer, p)
+    if isinstance(reg, Penalty):
+        raise FormulationError(f"{reg!r} is a penalty, not a bounded set of weights, and an outer loop moves "
+                               f"the weights within such a set (with only mu >= 0 they grow without bound); "
+                               f"{reg.instead}.")
     if driver is None:
-        reg = as_regularizer(regularizer, p)
         driver = "cutting_plane" if isinstance(reg, LpBall) and reg.p == 1 else "wrapper"
     if not isinstance(driver, str) or driver not in DRIVERS:
         raise FormulationError(f"unknown driver {driver!r}; choose one of {sorted(DRIVERS)}.")

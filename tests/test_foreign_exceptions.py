@@ -4,7 +4,10 @@ Each case raised a foreign exception before (scikit-learn's ``ValueError``, NumP
 ``TypeError``, a Sphinx traceback): a class label that is continuous or of mixed types, a
 ``kernels=`` or ``specs`` that is not a spec or a sequence of them, a SciPy sparse kernel,
 complex features cast silently to their real parts, test features so large that the kernels
-overflow, a grid ``Cs=`` that is a number, an output folder that cannot be made.
+overflow, a grid ``Cs=`` that is a number, an output folder that cannot be made, regularizers
+made of strings, a kernel set's methods given a wrong index, weights or coefficients. And a
+penalty (``BlockNorm``, ``VKRPenalty``) given to an outer loop ran it to ``max_iter`` (minutes
+by default) with weights growing without bound and a gap of 1: it is refused at once.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 import scipy.sparse as sp
 
 import mklopt
-from mklopt.exceptions import InvalidInputError, KernelError
+from mklopt.exceptions import FormulationError, InvalidInputError, KernelError
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((40, 3))
@@ -46,6 +49,23 @@ CASES = {
     "sparse features": (lambda: mklopt.kernel_stack(sp.csr_matrix(X), ["linear"]), KernelError, "sparse"),
     "huge test features": (lambda: _fitted().predict(X * 1e160), KernelError, "their products overflow"),
     "Cs=5": (lambda: mklopt.path(mklopt.KernelSet(KERNELS), Y, Cs=5), InvalidInputError, r"Cs=\[C\]"),
+    "BlockNorm('x')": (lambda: mklopt.BlockNorm("x"), InvalidInputError, "a number >= 1"),
+    "WeightedL1('x')": (lambda: mklopt.WeightedL1("x"), InvalidInputError, "real numbers"),
+    "Fixed({})": (lambda: mklopt.Fixed({"a": 1}), InvalidInputError, "real numbers"),
+    "NonIsotropic('x')": (lambda: mklopt.NonIsotropic("x"), InvalidInputError, "real numbers"),
+    "NonIsotropic(vector)": (lambda: mklopt.NonIsotropic(np.ones(3)), InvalidInputError, "square matrix"),
+    "VKRPenalty('x')": (lambda: mklopt.VKRPenalty("x"), InvalidInputError, "real numbers"),
+    "Spectrahedron('x')": (lambda: mklopt.Spectrahedron("x"), InvalidInputError, "real numbers"),
+    "combined(2 weights)": (lambda: mklopt.KernelSet(KERNELS).combined(np.ones(3)), KernelError, r"2 numbers .* shape \(3,\)"),
+    "combined(None)": (lambda: mklopt.KernelSet(KERNELS).combined(None), KernelError, "real numbers"),
+    "combined(NaN)": (lambda: mklopt.KernelSet(KERNELS).combined([np.nan, 1.0]), KernelError, "NaN"),
+    "factor(5)": (lambda: mklopt.KernelSet(KERNELS).factor(5), KernelError, r"integer in \[0, 2\)"),
+    "eig(1.5)": (lambda: mklopt.KernelSet(KERNELS).eig(1.5), KernelError, "integer"),
+    "products(short)": (lambda: mklopt.KernelSet(KERNELS).products(np.ones(5)), KernelError, "over the 40 points"),
+    "quadratic_terms('x')": (lambda: mklopt.KernelSet(KERNELS).quadratic_terms("x"), KernelError, "real numbers"),
+    "centered_alignment(short y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y[:5]), KernelError, "40 points"),
+    "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
+    "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError, "shape"),
 }
 
 
@@ -74,3 +94,24 @@ def test_docs_refuses_an_output_folder_it_cannot_make(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr + done.stdout
     assert "cannot make the folder" in done.stderr
+
+
+@pytest.mark.parametrize("penalty", [mklopt.BlockNorm(1.0), mklopt.BlockNorm(1.5), mklopt.VKRPenalty(np.ones(2))],
+                         ids=repr)
+@pytest.mark.parametrize("driver", [None, "wrapper", "chunking"])
+def test_a_penalty_is_refused_by_an_outer_loop_at_once(penalty, driver):
+    with pytest.raises(FormulationError, match="is a penalty, not a bounded set of weights"):
+        mklopt.fit(mklopt.KernelSet(KERNELS), Y, driver, regularizer=penalty)
+
+
+def test_a_block_norm_penalty_is_solved_by_its_formulation_as_with_b():
+    """``lp_block_primal`` takes the penalty that names it, ``regularizer=BlockNorm(b)``: the
+    same problem as ``b=``, and for b < 2 the weight-norm problem of p = b/(2-b) that an outer
+    loop solves (Kloft's thesis, the block and weight norm formulations)."""
+    ks = mklopt.KernelSet(KERNELS)
+    by_penalty = mklopt.solve(ks, Y, "lp_block_primal", regularizer=mklopt.BlockNorm(1.5))
+    by_b = mklopt.solve(ks, Y, "lp_block_primal", b=1.5)
+    loop = mklopt.fit(ks, Y, p=1.5 / 0.5, tol=1e-6)
+    assert by_penalty.status == by_b.status == "optimal" and loop.status == "converged"
+    assert by_penalty.objective == pytest.approx(by_b.objective, rel=1e-9)
+    assert by_penalty.objective == pytest.approx(loop.objective, rel=1e-5)

@@ -34,8 +34,11 @@ def block_norm(data: MKLData) -> float:
     if b is not None:
         return BlockNorm(b).b
     reg = data.regularizer
+    if isinstance(reg, BlockNorm):
+        return reg.b
     if not isinstance(reg, LpBall):
-        raise FormulationError(f"lp_block_primal needs b=... or an Lp-ball weight set, not {reg!r}.")
+        raise FormulationError(f"lp_block_primal needs b=..., regularizer=BlockNorm(b) or an Lp-ball weight set, "
+                               f"not {reg!r}.")
     return block_from_weight_norm(reg.p)
 
 

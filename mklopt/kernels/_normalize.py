@@ -146,10 +146,15 @@ class _Normalizing:
             Raw :math:`K_m(x, x)` at the test points; required when the set
             was spherically normalized.
         """
-        T = np.array(test_kernels, dtype=float)  # the one new array, normalized in place
+        if test_kernels is None or isinstance(test_kernels, str) or np.iscomplexobj(test_kernels):
+            raise KernelError(f"test kernels must be an array of real numbers, got {test_kernels!r:.60}.")
+        try:
+            T = np.array(test_kernels, dtype=float)  # the one new array, normalized in place
+        except (TypeError, ValueError):
+            raise KernelError("test kernels must be an array of real numbers (M, n_test, n).") from None
         if T.ndim == 2:
             T = T[None]
-        if T.shape[0] != self.M or T.shape[2] != self.n:
+        if T.ndim != 3 or T.shape[0] != self.M or T.shape[2] != self.n:
             raise KernelError(
                 f"test kernels must have shape (M={self.M}, n_test, n={self.n}), got {T.shape}.")
         if self._train_diag is not None and test_diag is None:

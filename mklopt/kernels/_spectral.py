@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import NotPSDError, RankError
+from ..exceptions import KernelError, NotPSDError, RankError
+from ._arguments import kernel_index, point_coefficients
 from .spectra import check_theta, eigh, tail_sum
 
 __all__: list[str] = []
@@ -20,6 +21,7 @@ class _Spectral:
     # --------------------------------------------------------------- factors
     def eig(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """Full eigendecomposition of kernel ``m`` (ascending), cached."""
+        m = kernel_index(m, self.M)
         if m not in self._eig:
             self._eig[m] = eigh(self.K[m])
         return self._eig[m]
@@ -31,6 +33,7 @@ class _Spectral:
         ``L_m`` has ``r_m`` = numerical-rank columns. Cached.
         """
         self._require_psd("factor")
+        m = kernel_index(m, self.M)
         if m not in self._factors:
             vals, vecs = self.eig(m)
             keep = vals > rank_tol * max(vals[-1], 1e-300)
@@ -113,7 +116,9 @@ class _Spectral:
         flat = centered.reshape(self.M, -1)
         norms = np.linalg.norm(flat, axis=1)
         if y is not None:
-            y = np.asarray(y, dtype=float)
+            y = point_coefficients(y, self.n, "labels y")
+            if y.ndim != 1:
+                raise KernelError(f"labels y must have shape ({self.n},), got {y.shape}.")
             yc = y - y.mean()
             target = np.outer(yc, yc).ravel()
             return flat @ target / (norms * np.linalg.norm(target))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import KernelError
+from ._arguments import kernel_index, kernel_weights, point_coefficients
 from ._stack import check_names, check_points, sketch_vectors
 from .kernelset import VARIANTS, KernelSet
 from .spectra import check_theta
@@ -84,6 +85,7 @@ class FactorKernelSet(KernelSet):
 
     def factor(self, m: int, rank_tol: float = 0.0) -> np.ndarray:
         """:math:`G_m`, shape (n, r_m) (a read-only view)."""
+        m = kernel_index(m, self.M)
         return self.G[:, self.offsets[m]:self.offsets[m + 1]]
 
     def factors(self) -> list[np.ndarray]:
@@ -114,7 +116,7 @@ class FactorKernelSet(KernelSet):
     def combined_factor(self, weights: np.ndarray, rank_tol: float = 0.0,
                         out: np.ndarray | None = None) -> np.ndarray:
         """:math:`Z = [\\sqrt{\\mu_1}G_1,\\dots,\\sqrt{\\mu_M}G_M]`, :math:`ZZ^\\top = K_\\mu` (into ``out``)."""
-        roots = np.repeat(np.sqrt(np.clip(np.asarray(weights, dtype=float), 0, None)), self.ranks)
+        roots = np.repeat(np.sqrt(np.clip(kernel_weights(weights, self.M), 0, None)), self.ranks)
         return np.multiply(self.G, roots, out=out)
 
     def dense(self) -> KernelSet:
@@ -154,7 +156,7 @@ class FactorKernelSet(KernelSet):
 
         Two BLAS products with the (n, R) factor matrix, :math:`O(nR)`.
         """
-        coef = np.asarray(coef, dtype=float)
+        coef = point_coefficients(coef, self.n)
         projected = coef @ self.G  # (R,) or (T, R)
         squares = np.add.reduceat(np.atleast_2d(projected) ** 2, self.offsets[:-1], axis=1).sum(axis=0)
         Kc = np.stack([projected[..., a:b] @ self.factor(m).T

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import MKLWarning, NotPSDError
+from ._arguments import kernel_weights, point_coefficients
 from ._from_data import data_kernel_set
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
@@ -287,11 +288,11 @@ class KernelSet(_Normalizing, _Spectral):
 
     def combined(self, weights: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """:math:`K_\\mu = \\sum_m \\mu_m K_m` from the kernels in use (:func:`combine`), into ``out``."""
-        return combine(self.K, weights, out=out)
+        return combine(self.K, kernel_weights(weights, self.M), out=out)
 
     def products(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:math:`s_m = c^\\top K_m c` and :math:`K_m c` in one pass (:func:`quadratic_terms`)."""
-        return quadratic_terms(self.K, coef, self.symmetric)
+        return quadratic_terms(self.K, point_coefficients(coef, self.n), self.symmetric)
 
     def max_abs(self) -> np.ndarray:
         """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,) (one pass over the stack)."""
@@ -302,4 +303,4 @@ class KernelSet(_Normalizing, _Spectral):
 
         Restricted to the non-zero entries of ``coef`` (support vectors).
         """
-        return quadratic_terms(self.K, coef, self.symmetric)[0]
+        return quadratic_terms(self.K, point_coefficients(coef, self.n), self.symmetric)[0]

@@ -35,6 +35,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._lazy_specs import (_check_data, _check_precision, _diagonal, _normalization, _parse,
                           _view_layout, lazy_supported)
+from ._arguments import point_coefficients
 from ._build import built_kernel_set
 from ._stack import OwnedStack, check_names, check_points
 from ._subset_sketch import subset_sketch
@@ -201,7 +202,7 @@ class LazyKernelSet(KernelSet):
 
     def products(self, coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:math:`s_m = c^\\top K_m c` and :math:`K_m c` from the columns of the non-zero entries of c."""
-        coef = np.asarray(coef, dtype=float)
+        coef = point_coefficients(coef, self.n)
         if coef.ndim == 2:
             parts = [self.products(row) for row in coef]
             return np.sum([p[0] for p in parts], axis=0), np.stack([p[1] for p in parts], axis=1)

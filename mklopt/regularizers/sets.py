@@ -4,6 +4,7 @@ non-isotropic ellipsoids, a fixed combination, and the block-norm penalty.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import cvxpy as cp
@@ -11,7 +12,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..exceptions import InvalidInputError, MKLError
-from .base import Regularizer
+from .base import Regularizer, real_array
 from .norms import conjugate_exponent
 
 __all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "Penalty", "BlockNorm",
@@ -29,7 +30,7 @@ class WeightedL1(Regularizer):
     has_support_expr = True
 
     def __init__(self, v: np.ndarray) -> None:
-        v = np.asarray(v, dtype=float).ravel()
+        v = real_array(v, "WeightedL1's weights v").ravel()
         if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
             raise InvalidInputError(f"WeightedL1 needs finite, strictly positive weights v, got {v}.")
         self.v = v
@@ -165,7 +166,9 @@ class NonIsotropic(ConstraintSet):
     """:math:`\\{\\mu\\ge0 : \\mu^\\top \\Sigma^{-1}\\mu \\le 1\\}` for a positive definite Σ (thesis §2)."""
 
     def __init__(self, sigma: np.ndarray) -> None:
-        sigma = np.asarray(sigma, dtype=float)
+        sigma = real_array(sigma, "NonIsotropic's Sigma")
+        if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1] or not np.all(np.isfinite(sigma)):
+            raise InvalidInputError(f"NonIsotropic needs a finite square matrix Sigma, got shape {sigma.shape}.")
         try:
             inv_chol = np.linalg.cholesky(np.linalg.inv(sigma))
         except np.linalg.LinAlgError:
@@ -180,7 +183,7 @@ class Fixed(Regularizer):
     has_support_expr = True
 
     def __init__(self, weights: np.ndarray) -> None:
-        w = np.asarray(weights, dtype=float).ravel()
+        w = real_array(weights, "fixed kernel weights").ravel()
         if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0):
             raise InvalidInputError(f"fixed kernel weights must be finite and >= 0, got {w}.")
         self.weights = w
@@ -222,8 +225,13 @@ class Penalty(Regularizer):
     """Base of the penalties that are not weight sets (only non-negativity constrains mu).
 
     They name the problem a result solved so that its certificate can be
-    recomputed; the weights they report need only be non-negative.
+    recomputed; the weights they report need only be non-negative. An outer loop cannot
+    run on one (:attr:`instead` says what to do).
     """
+
+    #: What to use instead of an outer loop (:func:`mklopt.fit`), which moves the weights
+    #: within a bounded set: here only :math:`\mu \ge 0` would bound them.
+    instead = "solve its formulation with mklopt.solve"
 
     def set_constraints(self, mu):
         return []
@@ -257,9 +265,12 @@ class BlockNorm(Penalty):
     it equals the weight-norm dual with :math:`p = b/(2-b)`.
     """
 
+    instead = ("solve it with mklopt.solve(kernels, y, 'lp_block_primal', regularizer=BlockNorm(b)), or run "
+               "the loop on the same problem as a weight norm (b < 2): p=b/(2-b)")
+
     def __init__(self, b: float) -> None:
-        if not b >= 1:
-            raise InvalidInputError(f"block norm b must be >= 1, got {b}.")
+        if isinstance(b, (bool, np.bool_)) or not isinstance(b, numbers.Real) or not b >= 1:
+            raise InvalidInputError(f"block norm b must be a number >= 1, got {b!r}.")
         self.b = float(b)
         self.name = f"block(b={self.b:g})"
 
@@ -283,8 +294,10 @@ class VKRPenalty(Penalty):
     :func:`mklopt.certificates.vkr.vkr_certificate` at the :math:`\\Lambda` it was solved with.
     """
 
+    instead = "use VKRClassifier, mklopt.solve(kernels, y, 'vkr_lp', ...) or the driver 'vkr_cd'"
+
     def __init__(self, Lam) -> None:
-        Lam = np.asarray(Lam, dtype=float).ravel()
+        Lam = real_array(Lam, "VKR penalties Lambda_k").ravel()
         if Lam.size == 0 or not np.all(np.isfinite(Lam)) or np.any(Lam < 0):
             raise InvalidInputError("VKR penalties Lambda_k must be finite and nonnegative.")
         self.Lam = Lam

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from .auxiliary import solve_auxiliary
-from .base import Regularizer
+from .base import Regularizer, real_array
 from .lmi_subspace import SubspaceLMI
 
 __all__ = ["Spectrahedron"]
@@ -65,7 +65,7 @@ class Spectrahedron(Regularizer):
                 raise InvalidInputError("Spectrahedron without kernels needs its trace c > 0.")
             self.K, self.c = None, float(trace)
             return
-        K = np.asarray(K, dtype=float)
+        K = real_array(K, "Spectrahedron's kernels")
         if K.ndim != 3 or K.shape[1] != K.shape[2] or not np.all(np.isfinite(K)):
             raise InvalidInputError("Spectrahedron needs a finite (M, n, n) kernel stack.")
         self.K = K

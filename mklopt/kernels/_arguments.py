@@ -1,0 +1,58 @@
+"""The arguments of a kernel set's public methods, checked: a kernel's index, weights over the
+kernels, coefficients over the points.
+
+These methods run inside the drivers' loops too, where the values are mklopt's own; a check
+here is a few microseconds against an :math:`O(Mn^2)` pass. A wrong shape, a string or a NaN
+is a :class:`~mklopt.exceptions.KernelError` naming what was expected, not NumPy's
+"shapes not aligned" or an ``IndexError``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import KernelError
+
+__all__ = ["kernel_index", "kernel_weights", "point_coefficients"]
+
+
+def kernel_index(m: Any, M: int) -> int:
+    """``m`` as the index of one of the M kernels (negative indices count from the end)."""
+    if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral) or not -M <= m < M:
+        raise KernelError(f"kernel index must be an integer in [0, {M}), got {m!r}.")
+    return int(m) % M
+
+
+def kernel_weights(weights: Any, M: int) -> np.ndarray:
+    """``weights`` as M finite real numbers, one per kernel."""
+    values = _real(weights, "kernel weights")
+    if values.shape != (M,):
+        raise KernelError(f"kernel weights must be {M} numbers (one per kernel), got shape {values.shape}.")
+    return _finite(values, "kernel weights")
+
+
+def point_coefficients(coef: Any, n: int, what: str = "coefficients") -> np.ndarray:
+    """``coef`` as finite real numbers over the n points: shape (n,) or (T, n)."""
+    values = _real(coef, what)
+    if values.ndim not in (1, 2) or values.shape[-1] != n:
+        raise KernelError(f"{what} must be numbers over the {n} points, shape ({n},) or (T, {n}), "
+                          f"got shape {values.shape}.")
+    return _finite(values, what)
+
+
+def _finite(values: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(values)):
+        raise KernelError(f"{what} hold NaN or infinite values.")
+    return values
+
+
+def _real(value: Any, what: str) -> np.ndarray:
+    if value is None or isinstance(value, str) or np.iscomplexobj(value):
+        raise KernelError(f"{what} must be real numbers, got {value!r:.60}.")
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise KernelError(f"{what} must be real numbers, got {value!r:.60}.") from None
