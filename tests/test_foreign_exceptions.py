@@ -55,6 +55,7 @@ CASES = {
     "NonIsotropic('x')": (lambda: mklopt.NonIsotropic("x"), InvalidInputError, "real numbers"),
     "NonIsotropic(vector)": (lambda: mklopt.NonIsotropic(np.ones(3)), InvalidInputError, "square matrix"),
     "VKRPenalty('x')": (lambda: mklopt.VKRPenalty("x"), InvalidInputError, "real numbers"),
+    "GroupSimplex(ragged)": (lambda: mklopt.GroupSimplex([[0], [1, 2]]), InvalidInputError, r"e\.g\. \[0, 0, 1\]"),
     "Spectrahedron('x')": (lambda: mklopt.Spectrahedron("x"), InvalidInputError, "real numbers"),
     "combined(2 weights)": (lambda: mklopt.KernelSet(KERNELS).combined(np.ones(3)), KernelError, r"2 numbers .* shape \(3,\)"),
     "combined(None)": (lambda: mklopt.KernelSet(KERNELS).combined(None), KernelError, "real numbers"),

@@ -15,7 +15,7 @@ import numpy as np
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
-from .features import check_finite_features
+from .features import check_finite_features, real_features
 from ._named import evaluated_spec, is_real, named_kernel, product_kernel_into
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
@@ -174,8 +174,8 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     thread right after it was built, while it is in cache (None without ``finish``)."""
     from ._stack import cores, map_kernels
 
-    X = _real_features(X, "X")
-    Y = X if Y is None else _real_features(Y, "Y")
+    X = real_features(X, "X")
+    Y = X if Y is None else real_features(Y, "Y")
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise KernelError(
             f"kernel_stack needs 2-D feature arrays with the same number of "
@@ -230,20 +230,6 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         return None if finish is None else finish(m, out[m])
 
     return out, map_kernels(build, len(specs))
-
-
-def _real_features(features: Any, what: str) -> np.ndarray:
-    """``features`` as float64; a :class:`KernelError` where they are not real numbers (complex
-    values are refused, never cast: NumPy's cast would drop the imaginary parts)."""
-    from scipy.sparse import issparse
-
-    if issparse(features) or np.iscomplexobj(features):
-        raise KernelError(f"{what} must be a dense array of real features, got "
-                          f"{'a sparse matrix' if issparse(features) else 'complex values'}.")
-    try:
-        return np.asarray(features, dtype=float)
-    except (TypeError, ValueError):
-        raise KernelError(f"{what} must be an array of real numbers (n_samples, n_features).") from None
 
 
 def _check_params(metric: Any, params: dict) -> None:

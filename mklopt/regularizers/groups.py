@@ -35,9 +35,13 @@ class GroupSimplex(Regularizer):
     has_support_expr = True
 
     def __init__(self, groups) -> None:
-        labels = np.asarray(groups)
+        try:
+            labels = np.asarray(groups)
+        except (TypeError, ValueError):  # a ragged list of lists, e.g. one list of kernels per group
+            labels = np.empty(0)
         if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iu":
-            raise InvalidInputError(f"GroupSimplex needs one integer group label per kernel, got {groups!r}.")
+            raise InvalidInputError(f"GroupSimplex needs one integer group label per kernel (e.g. [0, 0, 1] for "
+                                    f"three kernels in two groups), got {groups!r}.")
         self.groups = labels.astype(int)
         self.members = [np.flatnonzero(self.groups == g) for g in np.unique(self.groups)]
         self.name = "group_simplex"
