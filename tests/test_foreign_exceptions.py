@@ -65,6 +65,9 @@ CASES = {
     "products(short)": (lambda: mklopt.KernelSet(KERNELS).products(np.ones(5)), KernelError, "over the 40 points"),
     "quadratic_terms('x')": (lambda: mklopt.KernelSet(KERNELS).quadratic_terms("x"), KernelError, "real numbers"),
     "centered_alignment(short y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y[:5]), KernelError, "40 points"),
+    "spherical, K(x, x) = 0 at a test point": (
+        lambda: mklopt.MKLClassifier(kernels=["linear"], normalization="spherical").fit(X, Y).predict(np.zeros((2, 3))),
+        KernelError, "needs K\\(x, x\\) > 0, but kernel 0 is 0 at test point 0"),
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
     "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError, "shape"),
 }
@@ -116,3 +119,16 @@ def test_a_block_norm_penalty_is_solved_by_its_formulation_as_with_b():
     assert by_penalty.status == by_b.status == "optimal" and loop.status == "converged"
     assert by_penalty.objective == pytest.approx(by_b.objective, rel=1e-9)
     assert by_penalty.objective == pytest.approx(loop.objective, rel=1e-5)
+
+
+def test_spherical_test_kernels_of_tiny_features_are_finite_and_those_of_training():
+    """Features of 1e-140: a linear kernel's diagonal is ~1e-280 and the product of a test and
+    a training diagonal underflowed to 0 at prediction (NaN decisions from a converged fit).
+    Divided by one root at a time, as in training, the training points' test kernels are the
+    training kernels bit for bit."""
+    tiny = X * 1e-140
+    model = mklopt.MKLClassifier(normalization="spherical").fit(tiny, Y)
+    assert model.result_.status == "converged" and np.all(np.isfinite(model.decision_function(tiny)))
+    ks = mklopt.KernelSet(mklopt.kernel_stack(tiny, ["linear", ("rbf", {"gamma": 1.0})])).normalized("spherical")
+    raw = mklopt.kernel_stack(tiny, ["linear", ("rbf", {"gamma": 1.0})])
+    np.testing.assert_array_equal(ks.transform_test(raw, np.einsum("mii->mi", raw)), ks.K)

@@ -172,5 +172,13 @@ def normalize_test(T: np.ndarray, scales: np.ndarray, train_diag: np.ndarray | N
     """
     T *= np.asarray(scales, dtype=float)[:, None, None]
     if train_diag is not None:
-        T /= np.sqrt(np.asarray(test_diag)[:, :, None] * train_diag[:, None, :])
+        test_diag = np.asarray(test_diag, dtype=float)
+        if not np.all(test_diag > 0):  # also NaN
+            m, i = (int(k) for k in np.argwhere(~(test_diag > 0))[0])
+            raise KernelError(
+                f"spherical normalization needs K(x, x) > 0, but kernel {m} is {test_diag[m, i]:g} at test point "
+                f"{i}; use normalization='trace' or 'multiplicative' for such points.")
+        # one root at a time, as in training: the product of two diagonals of 1e-160 underflows
+        T /= np.sqrt(test_diag)[:, :, None]
+        T /= np.sqrt(train_diag)[:, None, :]
     return T
