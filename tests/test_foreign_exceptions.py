@@ -59,7 +59,7 @@ CASES = {
     "Spectrahedron('x')": (lambda: mklopt.Spectrahedron("x"), InvalidInputError, "real numbers"),
     "combined(2 weights)": (lambda: mklopt.KernelSet(KERNELS).combined(np.ones(3)), KernelError, r"2 numbers .* shape \(3,\)"),
     "combined(None)": (lambda: mklopt.KernelSet(KERNELS).combined(None), KernelError, "real numbers"),
-    "combined(NaN)": (lambda: mklopt.KernelSet(KERNELS).combined([np.nan, 1.0]), KernelError, "NaN"),
+    "centered_alignment(NaN y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y * np.nan), KernelError, "NaN"),
     "factor(5)": (lambda: mklopt.KernelSet(KERNELS).factor(5), KernelError, r"integer in \[0, 2\)"),
     "eig(1.5)": (lambda: mklopt.KernelSet(KERNELS).eig(1.5), KernelError, "integer"),
     "products(short)": (lambda: mklopt.KernelSet(KERNELS).products(np.ones(5)), KernelError, "over the 40 points"),

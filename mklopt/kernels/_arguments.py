@@ -1,8 +1,8 @@
 """The arguments of a kernel set's public methods, checked: a kernel's index, weights over the
-kernels, coefficients over the points.
+kernels, coefficients over the points (their shapes).
 
 These methods run inside the drivers' loops too, where the values are mklopt's own; a check
-here is a few microseconds against an :math:`O(Mn^2)` pass. A wrong shape, a string or a NaN
+here is a few microseconds against an :math:`O(Mn^2)` pass. A wrong shape or a string
 is a :class:`~mklopt.exceptions.KernelError` naming what was expected, not NumPy's
 "shapes not aligned" or an ``IndexError``.
 """
@@ -27,24 +27,24 @@ def kernel_index(m: Any, M: int) -> int:
 
 
 def kernel_weights(weights: Any, M: int) -> np.ndarray:
-    """``weights`` as M finite real numbers, one per kernel."""
+    """``weights`` as M real numbers, one per kernel. Not checked finite: weights that grew to
+    infinity in a driver make a combined kernel that its inner solver refuses, saying what
+    went wrong there (a :class:`~mklopt.exceptions.SolverError`)."""
     values = _real(weights, "kernel weights")
     if values.shape != (M,):
         raise KernelError(f"kernel weights must be {M} numbers (one per kernel), got shape {values.shape}.")
-    return _finite(values, "kernel weights")
+    return values
 
 
-def point_coefficients(coef: Any, n: int, what: str = "coefficients") -> np.ndarray:
-    """``coef`` as finite real numbers over the n points: shape (n,) or (T, n)."""
+def point_coefficients(coef: Any, n: int, what: str = "coefficients", finite: bool = False) -> np.ndarray:
+    """``coef`` as real numbers over the n points: shape (n,) or (T, n); ``finite``: checked
+    finite too (a user's labels; a driver's non-finite coefficients are its inner solver's to
+    report, as for :func:`kernel_weights`)."""
     values = _real(coef, what)
     if values.ndim not in (1, 2) or values.shape[-1] != n:
         raise KernelError(f"{what} must be numbers over the {n} points, shape ({n},) or (T, {n}), "
                           f"got shape {values.shape}.")
-    return _finite(values, what)
-
-
-def _finite(values: np.ndarray, what: str) -> np.ndarray:
-    if not np.all(np.isfinite(values)):
+    if finite and not np.all(np.isfinite(values)):
         raise KernelError(f"{what} hold NaN or infinite values.")
     return values
 

@@ -116,7 +116,7 @@ class _Spectral:
         flat = centered.reshape(self.M, -1)
         norms = np.linalg.norm(flat, axis=1)
         if y is not None:
-            y = point_coefficients(y, self.n, "labels y")
+            y = point_coefficients(y, self.n, "labels y", finite=True)
             if y.ndim != 1:
                 raise KernelError(f"labels y must have shape ({self.n},), got {y.shape}.")
             yc = y - y.mean()
