@@ -37,6 +37,8 @@ def _fitted() -> mklopt.MKLClassifier:
 CASES = {
     "continuous labels": (lambda: mklopt.MKLClassifier().fit(X, X[:, 0]), InvalidInputError, "Unknown label type"),
     "mixed labels": (lambda: mklopt.MKLClassifier().fit(X, MIXED), InvalidInputError, "Unknown label type"),
+    "missing labels, VKR": (lambda: mklopt.VKRClassifier().fit(X, np.where(Y > 0, "a", None)), InvalidInputError,
+                            "missing labels"),
     "mixed labels, VKR": (lambda: mklopt.VKRClassifier().fit(X, MIXED), InvalidInputError, "Unknown label type"),
     "kernels=5": (lambda: mklopt.MKLClassifier(kernels=5).fit(X, Y), KernelError, "got int 5"),
     "kernels=5, VKR": (lambda: mklopt.VKRClassifier(kernels=5).fit(X, Y), KernelError, "got int 5"),

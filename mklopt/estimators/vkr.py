@@ -194,7 +194,8 @@ def _check_X(X, n_features: int | None = None) -> np.ndarray:
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidInputError("X must be a 2-D array of numbers (n_samples, n_features).") from None
+        raise InvalidInputError("X must be a 2-D array of numbers (n_samples, n_features); it holds values "
+                                "that are not numbers (text, or missing values: impute or drop them).") from None
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise InvalidInputError(f"X must be a non-empty 2-D array (n_samples, n_features), got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
@@ -209,6 +210,8 @@ def _check_Xy(estimator, X, y) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise InvalidInputError(f"y must be 1-D with one label per row of X ({X.shape[0]}), got shape {y.shape}.")
+    if y.dtype.kind == "O" and any(label is None or (isinstance(label, float) and np.isnan(label)) for label in y):
+        raise InvalidInputError("y holds missing labels (None or NaN); drop those rows first.")
     checked_targets(estimator, y)
     classes = np.unique(y)
     if classes.size != 2:
