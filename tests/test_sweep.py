@@ -240,6 +240,18 @@ def test_resume_with_nothing_missing_starts_nothing(data, scheduler, tmp_path, m
 
 
 @needs_dask
+def test_resume_of_a_log_that_does_not_exist_is_refused_before_any_cluster(data, tmp_path, monkeypatch):
+    """As the command line's ``--resume``: a mistyped path would run the whole sweep again."""
+    from mklopt.model_selection import search
+
+    monkeypatch.setattr(search, "cluster_client", lambda *a, **k: (_ for _ in ()).throw(
+        AssertionError("a cluster was started")))
+    with pytest.raises(InvalidInputError, match="there is no log .*fits.csv.* of an earlier run"):
+        sweep(*data, GRID, estimator=_estimator(), resume=tmp_path / "fits.csv", progress=False)
+    assert not (tmp_path / "fits.csv").exists()
+
+
+@needs_dask
 def test_a_fit_that_fails_deterministically_is_one_error_row(data, scheduler, tmp_path):
     log = tmp_path / "fits.csv"
     with pytest.warns(MKLWarning, match=r"2 of 4 fits failed and are scored NaN; the first error: "

@@ -108,7 +108,8 @@ def sweep(X, y, param_grid: Mapping[str, Sequence] | Sequence[Mapping[str, Seque
     resume : path, optional
         A log of an earlier, unfinished run of the same sweep: its fits are kept, only the
         others run, and new ones are appended to it. The data, grid, estimator, scorer and
-        folds must be the same (checked by a fingerprint; a mismatch is an error).
+        folds must be the same (checked by a fingerprint; a mismatch is an error), and the log
+        must exist.
     search : {"grid", "halving"}
         ``"halving"``: scikit-learn's ``HalvingGridSearchCV`` (successive halving, for large
         grids) on joblib's Dask backend; no log or resume.

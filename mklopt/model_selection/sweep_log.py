@@ -227,6 +227,9 @@ class FitsLog:
 
     def start(self, resume: bool) -> dict[tuple[int, int], dict[str, Any]]:
         """Open the log for this sweep: the fits already done (``resume``) or a fresh log."""
+        if resume and not self.path.exists():  # a mistyped path would run the whole sweep again
+            raise InvalidInputError(f"resume: there is no log {str(self.path)!r} of an earlier run of this sweep; "
+                                    "start one with log= (and resume it with resume= after an interruption).")
         done = self.read() if resume else {}
         if not done:
             header = io.StringIO()
