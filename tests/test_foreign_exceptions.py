@@ -21,6 +21,7 @@ import pytest
 import scipy.sparse as sp
 
 import mklopt
+import mklopt.testing
 from mklopt.exceptions import FormulationError, InvalidInputError, KernelError
 
 RNG = np.random.default_rng(0)
@@ -70,6 +71,15 @@ CASES = {
     "spherical, K(x, x) = 0 at a test point": (
         lambda: mklopt.MKLClassifier(kernels=["linear"], normalization="spherical").fit(X, Y).predict(np.zeros((2, 3))),
         KernelError, "needs K\\(x, x\\) > 0, but kernel 0 is 0 at test point 0"),
+    "reference catalogue missing": (lambda: mklopt.testing.reference_instances(path="/no/such/catalogue.json"),
+                                    InvalidInputError, "cannot read the catalogue"),
+    "reference catalogue not JSON": (lambda: mklopt.testing.load_catalogue(__file__), InvalidInputError,
+                                     "is not a JSON catalogue"),
+    "reference names not names": (lambda: mklopt.testing.reference_instances(5), InvalidInputError, "instance names"),
+    "check_solver instances=5": (lambda: mklopt.testing.check_solver(lambda *a, **k: None, 5), InvalidInputError,
+                                 "a sequence of ReferenceInstance"),
+    "reference definition without kernels": (lambda: mklopt.testing.build_kernels({"name": "mine", "dataset": "iris"}),
+                                             InvalidInputError, "'mine' has no 'kernels'"),
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
     "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError, "shape"),
 }

@@ -18,6 +18,7 @@ from ..kernels import KernelSet
 from ..regularizers import (BlockNorm, ElasticNet, Fixed, LpBall, Regularizer, WeightedL1,
                             as_regularizer)
 from .data import build_kernels, build_labels, loss_of
+from .data import field as record_field
 
 __all__ = ["CATALOGUE_FILE", "catalogue_path", "load_catalogue", "decode_params", "solver_params",
            "certificate_regularizer", "ReferenceInstance", "instance_from_record",
@@ -55,9 +56,19 @@ def catalogue_path(filename: str = CATALOGUE_FILE) -> Path:
 
 def load_catalogue(path: str | Path | None = None) -> dict:
     """The JSON document of reference instances (default: :func:`catalogue_path`)."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise InvalidInputError(f"path must be a file path, got {type(path).__name__}.")
     path = catalogue_path() if path is None else Path(path)
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the catalogue {str(path)!r}: {exc.strerror or exc}.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{str(path)!r} is not a JSON catalogue of reference instances ({exc}).") from None
+    if not isinstance(document, dict) or not isinstance(document.get("instances"), list):
+        raise InvalidInputError(f"{str(path)!r} is not a catalogue of reference instances (no list 'instances').")
+    return document
 
 
 # --------------------------------------------------------------------------- params
@@ -239,7 +250,9 @@ def reference_instances(names: Sequence[str] | None = None, *,
     if names is not None:
         if isinstance(names, str):
             names = [names]
-        known = [r["name"] for r in records]
+        if not isinstance(names, Sequence) or not all(isinstance(name, str) for name in names):
+            raise InvalidInputError(f"names must be instance names (str), got {names!r}.")
+        known = [record_field(r, "name") for r in records]
         missing = [n for n in names if n not in known]
         if missing:
             raise InvalidInputError(f"unknown reference instance(s) {missing}; known: {known}.")

@@ -8,7 +8,8 @@ A record names a dataset shipped with scikit-learn, the sample drawn from it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,9 +17,20 @@ from ..exceptions import InvalidInputError
 from ..kernels import KernelSet
 
 __all__ = ["load_dataset", "draw_indices", "draw_sample", "standardize", "loss_of",
-           "build_kernels", "build_labels"]
+           "build_kernels", "build_labels", "field"]
 
 _DATASETS = ("breast_cancer", "iris", "wine", "digits", "diabetes")
+
+
+def field(record: Any, key: str) -> Any:
+    """``record[key]`` of a reference definition or record; an :class:`InvalidInputError` naming
+    the missing key (a catalogue written by hand) instead of a ``KeyError``."""
+    if not isinstance(record, Mapping):
+        raise InvalidInputError(f"a reference definition must be a dict (a JSON object), got {type(record).__name__}.")
+    if key not in record:
+        raise InvalidInputError(f"the reference definition {record.get('name', '(unnamed)')!r} has no {key!r}; "
+                                f"its keys: {sorted(record)}.")
+    return record[key]
 
 
 def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -52,8 +64,8 @@ def standardize(X: np.ndarray) -> np.ndarray:
 
 def _sample(definition: dict) -> tuple[np.ndarray, np.ndarray]:
     """Features and targets of the record's drawn sample."""
-    X, target = load_dataset(definition["dataset"])
-    indices = np.asarray(definition["sample"]["indices"], dtype=int)
+    X, target = load_dataset(field(definition, "dataset"))
+    indices = np.asarray(field(field(definition, "sample"), "indices"), dtype=int)
     return X[indices], target[indices]
 
 
@@ -68,7 +80,7 @@ def _features(definition: dict) -> np.ndarray:
 
 def build_kernels(definition: dict) -> KernelSet:
     """The instance's kernel set, rebuilt deterministically from its definition."""
-    specs = [(metric, dict(params)) for metric, params in definition["kernels"]]
+    specs = [(metric, dict(params)) for metric, params in field(definition, "kernels")]
     ks = KernelSet.from_data(_features(definition), specs)
     norm = definition.get("normalization") or {}
     if not norm:
@@ -89,7 +101,7 @@ def _standardized_targets(definition: dict, target: np.ndarray) -> np.ndarray:
 
 #: How each loss's labels come from the sample's dataset targets.
 _LABELS: dict[str, Callable[[dict, np.ndarray], np.ndarray | None]] = {
-    "hinge": lambda definition, target: np.where(target == definition["positive_class"], 1.0, -1.0),
+    "hinge": lambda definition, target: np.where(target == field(definition, "positive_class"), 1.0, -1.0),
     "epsilon_insensitive": _standardized_targets,
     "squared_error": _standardized_targets,
     "ovr_hinge": lambda definition, target: target,

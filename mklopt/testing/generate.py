@@ -12,7 +12,7 @@ from ..api import solve
 from ..certificates.gap import certify
 from ..exceptions import SolverError
 from .catalogue import certificate_regularizer, decode_params, solver_params
-from .data import build_kernels, build_labels, draw_indices, draw_sample, load_dataset, loss_of
+from .data import build_kernels, build_labels, draw_indices, draw_sample, field, load_dataset, loss_of
 from .definitions import REFERENCE_DEFINITIONS
 
 __all__ = ["CERTIFY_TOL", "CROSS_CHECK_TOL", "REFERENCE_SOLVER_TOL", "build_instance",
@@ -39,17 +39,17 @@ def _sample_entry(definition: dict, target: np.ndarray) -> dict:
 
 def _record_inputs(definition: dict) -> dict:
     """The JSON record of an instance's inputs (draws the sample indices)."""
-    _, target = load_dataset(definition["dataset"])
-    record = {key: definition[key] for key in ("name", "family", "formulation", "dataset")}
+    _, target = load_dataset(field(definition, "dataset"))
+    record = {key: field(definition, key) for key in ("name", "family", "formulation", "dataset")}
     if "classes" in definition:
         record["classes"] = list(definition["classes"])
     if "positive_class" in definition:
         record["positive_class"] = definition["positive_class"]
     sample = _sample_entry(definition, target)
     n = len(sample["indices"])
-    record.update({"sample": sample, "features": "standardize", "kernels": definition["kernels"],
+    record.update({"sample": sample, "features": "standardize", "kernels": field(definition, "kernels"),
                    "normalization": {"method": "trace", "target": float(n)},
-                   "C": definition["C"], "params": definition["params"]})
+                   "C": field(definition, "C"), "params": field(definition, "params")})
     if "loss" in definition:
         record["loss"] = definition["loss"]
     record.update({"n": n, "M": len(definition["kernels"])})
