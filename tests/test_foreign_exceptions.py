@@ -5,9 +5,11 @@ Each case raised a foreign exception before (scikit-learn's ``ValueError``, NumP
 ``kernels=`` or ``specs`` that is not a spec or a sequence of them, a SciPy sparse kernel,
 complex features cast silently to their real parts, test features so large that the kernels
 overflow, a grid ``Cs=`` that is a number, an output folder that cannot be made, regularizers
-made of strings, a kernel set's methods given a wrong index, weights or coefficients. And a
-penalty (``BlockNorm``, ``VKRPenalty``) given to an outer loop ran it to ``max_iter`` (minutes
-by default) with weights growing without bound and a gap of 1: it is refused at once.
+made of strings, a kernel set's methods given a wrong index, weights or coefficients, a
+reference catalogue that cannot be read. And two wrong answers: a penalty (``BlockNorm``,
+``VKRPenalty``) given to an outer loop ran it to ``max_iter`` (minutes by default) with weights
+growing without bound and a gap of 1 (now refused at once), and spherically normalized test
+kernels of tiny features underflowed to NaN decisions from a converged fit.
 """
 
 from __future__ import annotations
@@ -60,14 +62,16 @@ CASES = {
     "VKRPenalty('x')": (lambda: mklopt.VKRPenalty("x"), InvalidInputError, "real numbers"),
     "GroupSimplex(ragged)": (lambda: mklopt.GroupSimplex([[0], [1, 2]]), InvalidInputError, r"e\.g\. \[0, 0, 1\]"),
     "Spectrahedron('x')": (lambda: mklopt.Spectrahedron("x"), InvalidInputError, "real numbers"),
-    "combined(2 weights)": (lambda: mklopt.KernelSet(KERNELS).combined(np.ones(3)), KernelError, r"2 numbers .* shape \(3,\)"),
+    "combined(2 weights)": (lambda: mklopt.KernelSet(KERNELS).combined(np.ones(3)), KernelError,
+                            r"2 numbers .* shape \(3,\)"),
     "combined(None)": (lambda: mklopt.KernelSet(KERNELS).combined(None), KernelError, "real numbers"),
     "centered_alignment(NaN y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y * np.nan), KernelError, "NaN"),
     "factor(5)": (lambda: mklopt.KernelSet(KERNELS).factor(5), KernelError, r"integer in \[0, 2\)"),
     "eig(1.5)": (lambda: mklopt.KernelSet(KERNELS).eig(1.5), KernelError, "integer"),
     "products(short)": (lambda: mklopt.KernelSet(KERNELS).products(np.ones(5)), KernelError, "over the 40 points"),
     "quadratic_terms('x')": (lambda: mklopt.KernelSet(KERNELS).quadratic_terms("x"), KernelError, "real numbers"),
-    "centered_alignment(short y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y[:5]), KernelError, "40 points"),
+    "centered_alignment(short y)": (lambda: mklopt.KernelSet(KERNELS).centered_alignment(Y[:5]), KernelError,
+                                    "40 points"),
     "spherical, K(x, x) = 0 at a test point": (
         lambda: mklopt.MKLClassifier(kernels=["linear"], normalization="spherical").fit(X, Y).predict(np.zeros((2, 3))),
         KernelError, "needs K\\(x, x\\) > 0, but kernel 0 is 0 at test point 0"),
@@ -81,7 +85,8 @@ CASES = {
     "reference definition without kernels": (lambda: mklopt.testing.build_kernels({"name": "mine", "dataset": "iris"}),
                                              InvalidInputError, "'mine' has no 'kernels'"),
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
-    "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError, "shape"),
+    "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError,
+                            "shape"),
 }
 
 
@@ -99,7 +104,8 @@ def test_one_spec_is_a_list_of_one_everywhere():
     kernel of each letter before): the same stack as the list of one."""
     one = mklopt.kernel_stack(X, ["linear"])
     np.testing.assert_array_equal(mklopt.kernel_stack(X, "linear"), one)
-    np.testing.assert_array_equal(mklopt.KernelSet.from_data(X, "linear").K, mklopt.KernelSet.from_data(X, ["linear"]).K)
+    from_one = mklopt.KernelSet.from_data(X, "linear").K
+    np.testing.assert_array_equal(from_one, mklopt.KernelSet.from_data(X, ["linear"]).K)
     assert len(mklopt.views({"a": [0, 1], "b": [2]}, ("rbf", {"gamma": 1.0}))) == 2
 
 

@@ -1,10 +1,11 @@
 """scikit-learn's input validation, its errors as mklopt's.
 
-``validate_data``, ``column_or_1d`` and ``check_classification_targets`` raise ``ValueError`` (and ``TypeError`` for sparse
-input) in scikit-learn's words; here they become :class:`~mklopt.exceptions.InvalidInputError`
-(itself a ``ValueError``, and :class:`~mklopt.exceptions.InputTypeError` a ``TypeError`` too, so
-scikit-learn's estimator checks still recognize them) on one
-line, with scikit-learn's text kept: what is wrong and how to reshape.
+``validate_data``, ``column_or_1d`` and ``check_classification_targets`` raise ``ValueError``
+(and ``TypeError`` for sparse input) in scikit-learn's words; here they become
+:class:`~mklopt.exceptions.InvalidInputError` (itself a ``ValueError``, and
+:class:`~mklopt.exceptions.InputTypeError` a ``TypeError`` too, so scikit-learn's estimator
+checks still recognize them) on one line, with scikit-learn's text kept: what is wrong and
+how to reshape, or that a class label is continuous or of mixed types.
 """
 
 from __future__ import annotations

@@ -127,7 +127,8 @@ def _resolve(instances) -> list[ReferenceInstance]:
     if isinstance(instances, (str, ReferenceInstance)):
         instances = [instances]
     if not isinstance(instances, Sequence):
-        raise InvalidInputError(f"instances must be a sequence of ReferenceInstance objects or names, got {instances!r}.")
+        raise InvalidInputError(f"instances must be a sequence of ReferenceInstance objects or names, "
+                                f"got {instances!r}.")
     names = [i for i in instances if isinstance(i, str)]
     named = iter(reference_instances(names)) if names else iter(())
     out = []
