@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 import mklopt
 import mklopt.testing
-from mklopt.exceptions import FormulationError, InvalidInputError, KernelError
+from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, SolverError
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((40, 3))
@@ -84,6 +84,8 @@ CASES = {
                                  "a sequence of ReferenceInstance"),
     "reference definition without kernels": (lambda: mklopt.testing.build_kernels({"name": "mine", "dataset": "iris"}),
                                              InvalidInputError, "'mine' has no 'kernels'"),
+    "pwmk on a kernel of 1e100": (lambda: mklopt.learn_weights(np.stack([KERNELS[0] * 1e100, KERNELS[1]]), Y, "pwmk"),
+                                  SolverError, "libsvm could not fit kernel 'K0'.*normalize"),
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
     "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError,
                             "shape"),
@@ -150,3 +152,12 @@ def test_spherical_test_kernels_of_tiny_features_are_finite_and_those_of_trainin
     ks = mklopt.KernelSet(mklopt.kernel_stack(tiny, ["linear", ("rbf", {"gamma": 1.0})])).normalized("spherical")
     raw = mklopt.kernel_stack(tiny, ["linear", ("rbf", {"gamma": 1.0})])
     np.testing.assert_array_equal(ks.transform_test(raw, np.einsum("mii->mi", raw)), ks.K)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-100, 1e100])
+def test_fheuristic_weights_do_not_depend_on_a_kernels_scale(scale):
+    """The alignment y'Ky/(n ||K||_F) is scale-free; with NumPy's norm a kernel of 1e-200 had a
+    norm of 0 and FHeuristic returned NaN weights as an answer."""
+    reference = mklopt.learn_weights(KERNELS, Y, "fheuristic")
+    scaled = mklopt.learn_weights(np.stack([KERNELS[0] * scale, KERNELS[1]]), Y, "fheuristic")
+    np.testing.assert_allclose(scaled, reference, rtol=1e-12)

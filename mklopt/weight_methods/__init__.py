@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import alignment
-from ..exceptions import InvalidInputError
+from ..exceptions import InvalidInputError, SolverError
 from .._options import Choice, check_options
 from .registry import METHODS, WeightFit, WeightMethod, register
 
@@ -92,4 +92,7 @@ def learn_weights(kernels, y, method: str = "align", *, return_info: bool = Fals
         raise InvalidInputError(f"weight method {method!r}: {exc}; see help({function.__module__}."
                                 f"{function.__name__}) for its options.") from None
     weights = np.asarray(found.weights, dtype=float)
+    if not np.all(np.isfinite(weights)):  # never NaN weights as an answer
+        raise SolverError(f"weight method {method!r} gave non-finite weights {weights}; the kernels' scales may "
+                          "be extreme: normalize them first (KernelSet.normalized('trace')).")
     return (weights, found.info) if return_info else weights

@@ -23,11 +23,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.linalg
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import SVC
 
 from .._options import Choice, Integer, Real
-from ..exceptions import InvalidInputError
+from ..exceptions import InvalidInputError, SolverError
 from ._access import binary_labels, dense_kernels, normalized
 from .registry import WeightFit, WeightMethod, register
 
@@ -46,8 +47,7 @@ def pwmk(kernels, y, *, C: float = 1.0, delta: float = 0.0, cv: int = 3) -> Weig
         raise InvalidInputError(f"pwmk: {cv}-fold cross-validation needs at least {cv} points "
                                 "of each class; lower cv.")
     folds = StratifiedKFold(n_splits=int(cv))
-    accuracy = np.array([cross_val_score(SVC(C=C, kernel="precomputed"), K_m, y, cv=folds).mean()
-                         for K_m in K])
+    accuracy = np.array([_accuracy(K[m], y, C, folds, ks.names[m]) for m in range(ks.M)])
     scores = accuracy - delta * accuracy.min()
     if not np.any(scores > 0):  # delta = 1 and every kernel equally good
         scores = np.ones(ks.M)
@@ -55,14 +55,30 @@ def pwmk(kernels, y, *, C: float = 1.0, delta: float = 0.0, cv: int = 3) -> Weig
     return WeightFit(normalized(scores, 1, "pwmk"), info)
 
 
+def _accuracy(K_m: np.ndarray, y: np.ndarray, C: float, folds, name: str) -> float:
+    """Kernel ``name``'s mean cross-validated accuracy with ``SVC(C, kernel="precomputed")``."""
+    try:
+        return float(cross_val_score(SVC(C=C, kernel="precomputed"), K_m, y, cv=folds, error_score="raise").mean())
+    except ValueError as exc:  # libsvm's coefficients overflow on kernels of ~1e100
+        raise SolverError(f"pwmk: libsvm could not fit kernel '{name}' ({' '.join(str(exc).split())}); normalize "
+                          "the kernels first (KernelSet.normalized('trace')).") from None
+
+
 def fheuristic(kernels, y, *, norm: int = 1) -> WeightFit:
-    """FHeuristic weights: the uncentered alignments :math:`y^\\top K_my/(n\\|K_m\\|_F)`."""
+    """FHeuristic weights: the uncentered alignments :math:`y^\\top K_my/(n\\|K_m\\|_F)`, each kernel
+    divided by its norm first (BLAS's scaled norm: kernels of 1e-200 or 1e+200 have the alignment of
+    any multiple of them, not 0/0 or inf)."""
     ks, K = dense_kernels(kernels, "fheuristic")
     y = binary_labels(y, ks.n, "fheuristic")
-    frobenius = np.linalg.norm(K.reshape(ks.M, -1), axis=1)
-    alignment = ((K @ y) @ y) / (ks.n * frobenius)
+    alignment = np.array([_alignment(K_m, y) for K_m in K])
     info = {"method": "fheuristic", "alignment": alignment}
     return WeightFit(normalized(np.clip(alignment, 0.0, None), norm, "fheuristic"), info)
+
+
+def _alignment(K_m: np.ndarray, y: np.ndarray) -> float:
+    """:math:`y^\\top K y/(n\\|K\\|_F)` of one kernel (0 for a zero kernel)."""
+    frobenius = float(scipy.linalg.blas.dnrm2(K_m.ravel()))
+    return float((K_m / frobenius @ y) @ y) / y.size if frobenius > 0 else 0.0
 
 
 register(WeightMethod(
