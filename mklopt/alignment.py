@@ -86,15 +86,33 @@ def alignment_terms(kernels, y) -> tuple[np.ndarray, np.ndarray]:
     a : ndarray (M,)
         :math:`\\langle K_m^c, yy^\\top\\rangle_F = y^\\top K_m^c y`.
     """
+    gram, a, scales = _scaled_terms(kernels, y)
+    return scales[:, None] * gram * scales[None, :], scales * a
+
+
+def _scaled_terms(kernels, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`alignment_terms` of the kernels divided by ``scales`` (each centered kernel's, or
+    factor block's, largest entry): :math:`\\mathbf M = D\\mathbf M'D`, :math:`a = Da'`. Products
+    of kernels of 1e-160 underflow to 0 otherwise (a wrong "align" weight of 0)."""
     ks = as_kernel_set(kernels)
     y = _targets(y, ks.n)
     if getattr(ks, "factored", False):  # K_m = G_m G_m': centered factors, no n x n matrix
         blocks = [G - G.mean(axis=0) for G in ks.factors()]
+        roots = np.array([_largest(G) for G in blocks])
+        blocks = [G / root for G, root in zip(blocks, roots)]
         gram = np.array([[np.sum((Gk.T @ Gl) ** 2) for Gl in blocks] for Gk in blocks])
-        return gram, np.array([np.sum((Gk.T @ y) ** 2) for Gk in blocks])
+        return gram, np.array([np.sum((Gk.T @ y) ** 2) for Gk in blocks]), roots ** 2
     centered = centered_kernels(ks.K)
     flat = centered.reshape(ks.M, -1)
-    return flat @ flat.T, (centered @ y) @ y
+    scales = np.array([_largest(row) for row in flat])
+    flat /= scales[:, None]  # the new array centered_kernels made
+    return flat @ flat.T, (centered @ y) @ y, scales
+
+
+def _largest(values: np.ndarray) -> float:
+    """The largest magnitude in ``values`` (1 where all are 0: nothing to scale)."""
+    largest = float(np.abs(values).max(initial=0.0))
+    return largest if largest > 0 else 1.0
 
 
 def learn_weights(kernels, y, method: str = "align", *, norm: float | None = None) -> np.ndarray:
@@ -145,8 +163,9 @@ def learn_weights(kernels, y, method: str = "align", *, norm: float | None = Non
         norm = 1 if method == "align" else 2
     if norm not in (1, 2) or isinstance(norm, bool):
         raise InvalidInputError(f"norm must be 1 or 2, got {norm!r}.")
-    gram, a = alignment_terms(kernels, y)
-    v = _independent(gram, a) if method == "align" else _alignf(gram, a)
+    gram, a, scales = _scaled_terms(kernels, y)  # alignf's v of the kernels is its v of the scaled ones / D
+    v = _independent(gram, a) if method == "align" else _alignf(gram, a) / scales
+    v = v / _largest(v)  # alignf's v of a kernel of 1e-160 is ~1e160: its square overflows
     size = float(np.sum(v) if norm == 1 else np.linalg.norm(v))
     if not size > 0:
         raise InvalidInputError(

@@ -161,3 +161,19 @@ def test_fheuristic_weights_do_not_depend_on_a_kernels_scale(scale):
     reference = mklopt.learn_weights(KERNELS, Y, "fheuristic")
     scaled = mklopt.learn_weights(np.stack([KERNELS[0] * scale, KERNELS[1]]), Y, "fheuristic")
     np.testing.assert_allclose(scaled, reference, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-160, 1e100])
+def test_alignments_of_a_tiny_or_huge_kernel_are_those_of_the_kernel(scale):
+    """Centered alignments are scale-free, and alignf's weights of s K are its weights of K / s:
+    the squares of a kernel of 1e-160 underflowed (align gave it the weight 0, alignf NaN or 0,
+    centered_alignment inf and NaN)."""
+    reference = mklopt.KernelSet(KERNELS)
+    scaled = mklopt.KernelSet(np.stack([KERNELS[0] * scale, KERNELS[1]]))
+    np.testing.assert_allclose(scaled.centered_alignment(Y), reference.centered_alignment(Y), rtol=1e-12)
+    np.testing.assert_allclose(scaled.centered_alignment(), reference.centered_alignment(), rtol=1e-12)
+    np.testing.assert_allclose(mklopt.learn_weights(scaled, Y, "align"), mklopt.learn_weights(reference, Y, "align"),
+                               rtol=1e-12)
+    alignf, alignf_reference = mklopt.learn_weights(scaled, Y, "alignf"), mklopt.learn_weights(reference, Y, "alignf")
+    assert np.all(np.isfinite(alignf))
+    assert alignf[1] / alignf[0] == pytest.approx(scale * alignf_reference[1] / alignf_reference[0], rel=1e-10)

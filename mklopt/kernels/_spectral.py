@@ -112,8 +112,10 @@ class _Spectral:
         alignment of each kernel with the target kernel :math:`yy^\\top`, shape (M,).
         """
         centered = self.K - self.K.mean(axis=1, keepdims=True)
-        centered = centered - centered.mean(axis=2, keepdims=True)
+        centered -= centered.mean(axis=2, keepdims=True)
         flat = centered.reshape(self.M, -1)
+        largest = np.abs(flat).max(axis=1)  # alignments do not depend on a kernel's scale, its squares do
+        flat /= np.where(largest > 0, largest, 1.0)[:, None]
         norms = np.linalg.norm(flat, axis=1)
         if y is not None:
             y = point_coefficients(y, self.n, "labels y", finite=True)
