@@ -23,6 +23,7 @@ import pytest
 import scipy.sparse as sp
 
 import mklopt
+import mklopt.datasets
 import mklopt.testing
 from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, SolverError
 
@@ -86,6 +87,7 @@ CASES = {
                                              InvalidInputError, "'mine' has no 'kernels'"),
     "pwmk on a kernel of 1e100": (lambda: mklopt.learn_weights(np.stack([KERNELS[0] * 1e100, KERNELS[1]]), Y, "pwmk"),
                                   SolverError, "libsvm could not fit kernel 'K0'.*normalize"),
+    "load_mfeat(views=5)": (lambda: mklopt.datasets.load_mfeat(views=5), InvalidInputError, "mfeat has the views"),
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
     "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError,
                             "shape"),

@@ -90,14 +90,18 @@ def load_mfeat(views=None) -> MultiView:
 
     Parameters
     ----------
-    views : sequence of str, optional
-        Which of ``"fou", "fac", "kar", "pix", "zer", "mor"`` (default: all six, in that order).
+    views : str or sequence of str, optional
+        Which of ``"fou", "fac", "kar", "pix", "zer", "mor"`` (default: all six, in that order;
+        one name is one view).
 
     Returns
     -------
     MultiView
     """
-    names = list(MFEAT_VIEWS) if views is None else list(views)
+    try:
+        names = list(MFEAT_VIEWS) if views is None else [views] if isinstance(views, str) else list(views)
+    except TypeError:  # a number
+        names = []
     unknown = [name for name in names if name not in MFEAT_VIEWS]
     if unknown or not names:
         raise InvalidInputError(f"mfeat has the views {', '.join(MFEAT_VIEWS)}; got {views!r}.")
