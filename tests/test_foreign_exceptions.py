@@ -179,3 +179,10 @@ def test_alignments_of_a_tiny_or_huge_kernel_are_those_of_the_kernel(scale):
     alignf, alignf_reference = mklopt.learn_weights(scaled, Y, "alignf"), mklopt.learn_weights(reference, Y, "alignf")
     assert np.all(np.isfinite(alignf))
     assert alignf[1] / alignf[0] == pytest.approx(scale * alignf_reference[1] / alignf_reference[0], rel=1e-10)
+
+
+def test_one_mfeat_view_name_is_one_view():
+    one = mklopt.datasets.load_mfeat(views="fou")
+    listed = mklopt.datasets.load_mfeat(views=["fou"])
+    assert list(one.views) == ["fou"]
+    np.testing.assert_array_equal(one.views["fou"], listed.views["fou"])
