@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from .exceptions import InvalidInputError
 
@@ -144,6 +145,22 @@ def _finite_number(value: Any) -> float:
     if not math.isfinite(v):
         raise ValueError
     return v
+
+
+def real_array(value: Any, what: str, error: type[Exception] = InvalidInputError, copy: bool = False) -> np.ndarray:
+    """``value`` as a float array (a new one with ``copy``); an ``error`` naming ``what`` for None,
+    a string, a SciPy sparse matrix, complex values (refused, never cast to their real parts) or
+    values that are not numbers."""
+    if scipy.sparse.issparse(value):
+        raise error(f"{what} must be a dense array, got a SciPy sparse {type(value).__name__}; pass .toarray().")
+    if np.iscomplexobj(value):
+        raise error(f"{what} must be real numbers, got complex values.")
+    if value is None or isinstance(value, str):
+        raise error(f"{what} must be real numbers, got {_shown(value)}.")
+    try:
+        return np.array(value, dtype=float) if copy else np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise error(f"{what} must be an array of real numbers, got {_shown(value)}.") from None
 
 
 def check_options(owner: str, declared: dict, options: dict, **sizes) -> dict:

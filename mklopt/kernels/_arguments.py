@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._options import real_array
 from ..exceptions import KernelError
 
 __all__ = ["kernel_index", "kernel_weights", "point_coefficients"]
@@ -30,7 +31,7 @@ def kernel_weights(weights: Any, M: int) -> np.ndarray:
     """``weights`` as M real numbers, one per kernel. Not checked finite: weights that grew to
     infinity in a driver make a combined kernel that its inner solver refuses, saying what
     went wrong there (a :class:`~mklopt.exceptions.SolverError`)."""
-    values = _real(weights, "kernel weights")
+    values = real_array(weights, "kernel weights", KernelError)
     if values.shape != (M,):
         raise KernelError(f"kernel weights must be {M} numbers (one per kernel), got shape {values.shape}.")
     return values
@@ -40,19 +41,10 @@ def point_coefficients(coef: Any, n: int, what: str = "coefficients", finite: bo
     """``coef`` as real numbers over the n points: shape (n,) or (T, n); ``finite``: checked
     finite too (a user's labels; a driver's non-finite coefficients are its inner solver's to
     report, as for :func:`kernel_weights`)."""
-    values = _real(coef, what)
+    values = real_array(coef, what, KernelError)
     if values.ndim not in (1, 2) or values.shape[-1] != n:
         raise KernelError(f"{what} must be numbers over the {n} points, shape ({n},) or (T, {n}), "
                           f"got shape {values.shape}.")
     if finite and not np.all(np.isfinite(values)):
         raise KernelError(f"{what} hold NaN or infinite values.")
     return values
-
-
-def _real(value: Any, what: str) -> np.ndarray:
-    if value is None or isinstance(value, str) or np.iscomplexobj(value):
-        raise KernelError(f"{what} must be real numbers, got {value!r:.60}.")
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise KernelError(f"{what} must be real numbers, got {value!r:.60}.") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._options import real_array
 from ..exceptions import KernelError, RankError
 
 
@@ -146,12 +147,7 @@ class _Normalizing:
             Raw :math:`K_m(x, x)` at the test points; required when the set
             was spherically normalized.
         """
-        if test_kernels is None or isinstance(test_kernels, str) or np.iscomplexobj(test_kernels):
-            raise KernelError(f"test kernels must be an array of real numbers, got {test_kernels!r:.60}.")
-        try:
-            T = np.array(test_kernels, dtype=float)  # the one new array, normalized in place
-        except (TypeError, ValueError):
-            raise KernelError("test kernels must be an array of real numbers (M, n_test, n).") from None
+        T = real_array(test_kernels, "test kernels", KernelError, copy=True)  # the one new array, normalized in place
         if T.ndim == 2:
             T = T[None]
         if T.ndim != 3 or T.shape[0] != self.M or T.shape[2] != self.n:

@@ -15,7 +15,8 @@ import numpy as np
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
 from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
-from .features import check_finite_features, real_features
+from .._options import real_array
+from .features import check_finite_features
 from ._named import evaluated_spec, is_real, named_kernel, product_kernel_into
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
@@ -174,8 +175,8 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     thread right after it was built, while it is in cache (None without ``finish``)."""
     from ._stack import cores, map_kernels
 
-    X = real_features(X, "X")
-    Y = X if Y is None else real_features(Y, "Y")
+    X = real_array(X, "X", KernelError)  # features: complex ones refused, not cast
+    Y = X if Y is None else real_array(Y, "Y", KernelError)
     if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
         raise KernelError(
             f"kernel_stack needs 2-D feature arrays with the same number of "

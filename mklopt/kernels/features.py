@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.sparse import issparse
 
 from ..exceptions import KernelError
 
-__all__ = ["check_features", "check_finite_features", "real_features", "MAX_FEATURE"]
+__all__ = ["check_features", "check_finite_features", "MAX_FEATURE"]
 
 #: The largest feature magnitude: squared norms over up to 1e8 features stay finite (1e150^2 * 1e8).
 MAX_FEATURE = 1e150
@@ -61,15 +60,3 @@ def check_finite_features(features: np.ndarray, what: str) -> None:
     if largest > MAX_FEATURE:
         raise KernelError(f"{what} has entries up to {largest:.3g}; beyond {MAX_FEATURE:g} their "
                           "products overflow. Scale the features first.")
-
-
-def real_features(features: Any, what: str) -> np.ndarray:
-    """``features`` as float64; a :class:`KernelError` where they are not real numbers (complex
-    values are refused, never cast: NumPy's cast would drop the imaginary parts)."""
-    if issparse(features) or np.iscomplexobj(features):
-        raise KernelError(f"{what} must be a dense array of real features, got "
-                          f"{'a sparse matrix' if issparse(features) else 'complex values'}.")
-    try:
-        return np.asarray(features, dtype=float)
-    except (TypeError, ValueError):
-        raise KernelError(f"{what} must be an array of real numbers (n_samples, n_features).") from None

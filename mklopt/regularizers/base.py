@@ -237,14 +237,3 @@ class Regularizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-def real_array(value, what: str) -> np.ndarray:
-    """``value`` as a float array; an :class:`InvalidInputError` naming ``what`` where it is not
-    real numbers (complex values are refused, not cast to their real parts)."""
-    if np.iscomplexobj(value):
-        raise InvalidInputError(f"{what} must be real numbers, got complex values.")
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{what} must be an array of real numbers, got {value!r}.") from None

@@ -12,7 +12,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..exceptions import InvalidInputError, MKLError
-from .base import Regularizer, real_array
+from .._options import real_array
+from .base import Regularizer
 from .norms import conjugate_exponent
 
 __all__ = ["WeightedL1", "ConstraintSet", "ElasticNet", "NonIsotropic", "Fixed", "Penalty", "BlockNorm",

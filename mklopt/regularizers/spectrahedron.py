@@ -26,7 +26,8 @@ import numpy as np
 
 from ..exceptions import InvalidInputError
 from .auxiliary import solve_auxiliary
-from .base import Regularizer, real_array
+from .._options import real_array
+from .base import Regularizer
 from .lmi_subspace import SubspaceLMI
 
 __all__ = ["Spectrahedron"]
