@@ -65,9 +65,8 @@ def _accuracy(K_m: np.ndarray, y: np.ndarray, C: float, folds, name: str) -> flo
 
 
 def fheuristic(kernels, y, *, norm: int = 1) -> WeightFit:
-    """FHeuristic weights: the uncentered alignments :math:`y^\\top K_my/(n\\|K_m\\|_F)`, each kernel
-    divided by its norm first (BLAS's scaled norm: kernels of 1e-200 or 1e+200 have the alignment of
-    any multiple of them, not 0/0 or inf)."""
+    """FHeuristic weights: the uncentered alignments :math:`y^\\top K_my/(n\\|K_m\\|_F)`, the norm
+    BLAS's scaled one (NumPy's squares the entries: 0 for a kernel of 1e-200, and 0/0 weights)."""
     ks, K = dense_kernels(kernels, "fheuristic")
     y = binary_labels(y, ks.n, "fheuristic")
     alignment = np.array([_alignment(K_m, y) for K_m in K])
@@ -78,7 +77,7 @@ def fheuristic(kernels, y, *, norm: int = 1) -> WeightFit:
 def _alignment(K_m: np.ndarray, y: np.ndarray) -> float:
     """:math:`y^\\top K y/(n\\|K\\|_F)` of one kernel (0 for a zero kernel)."""
     frobenius = float(scipy.linalg.blas.dnrm2(K_m.ravel()))
-    return float((K_m / frobenius @ y) @ y) / y.size if frobenius > 0 else 0.0
+    return float((K_m @ y) @ y) / frobenius / y.size if frobenius > 0 else 0.0
 
 
 register(WeightMethod(
