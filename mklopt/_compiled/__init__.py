@@ -57,7 +57,8 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     },
     "blocks": {
         "gather_block": "stack (M, n, n) read-only, rows int64 (R,), columns int64 (C,), out (M, R, C)",
-        "kernels_first": "array (n, n, M) read-only, out (M, n, n), start int, stop int",
+        "kernels_first": "array (n, n, M) read-only, order int64 (n,) read-only, out (M, n, n), start int, "
+                         "stop int",
         "same_kernels_first": "array int64 (n, n, M) read-only, stack int64 (M, n, n) read-only, start int, stop int",
         "weighted_block": "stack (M, n, n) read-only, kernels int64 (k,), weights (k,) read-only, "
                           "rows int64 (F,), out (F, F)",

@@ -6,7 +6,8 @@ with no (|R|·|C|)-long index array as ``take`` wants: one-vs-one's pair stacks
 (:meth:`~mklopt.kernels.kernelset.KernelSet.points`) and the second-order step's
 :math:`|F|\\times|SV|` rows of the gradients. :func:`kernels_first` turns the estimators'
 precomputed (n, n, M) layout into the stack's (M, n, n), reading each row of points once
-and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times);
+and writing M contiguous rows (NumPy's copy of the moved axes reads the array M times), its
+points in a given order;
 :func:`same_kernels_first` compares such an array with a stack bit for bit, in the same
 order, and stops at the first difference.
 
@@ -58,17 +59,19 @@ def gather_block(stack, rows, columns, out):
 
 @locked_cache
 @njit(cache=True, nogil=True)
-def kernels_first(array, out, start, stop):
-    """``out[m, i, j] = array[i, j, m]`` for the rows ``start <= i < stop``; whether every value
-    copied is finite (the check on the copy's own reads: no second pass)."""
+def kernels_first(array, order, out, start, stop):
+    """``out[m, i, j] = array[order[i], order[j], m]`` for the rows ``start <= i < stop``; whether
+    every value copied is finite (the check on the copy's own reads: no second pass). ``order``
+    permutes the points (one-vs-one's pairs read their classes' blocks contiguously); the
+    identity copies the array as it is."""
     n, M = array.shape[1], array.shape[2]
     finite = True
     for i in range(start, stop):
-        row = array[i]
+        row = array[order[i]]
         for m in range(M):
             target = out[m, i]
             for j in range(n):
-                value = row[j, m]
+                value = row[order[j], m]
                 target[j] = value
                 finite &= value - value == 0.0
     return finite

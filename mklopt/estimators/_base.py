@@ -85,30 +85,46 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         return tags
 
     # --------------------------------------------------------------- fit
-    def _fit_inputs(self, X, y=None, y_numeric: bool = False, needs_y: bool = True) -> tuple[np.ndarray, Any]:
-        """``X`` and ``y`` checked: features, or the (M, n, n) stack for ``kernels="precomputed"``."""
+    def _fit_inputs(self, X, y=None, y_numeric: bool = False, needs_y: bool = True,
+                    order_of: Callable[[np.ndarray], np.ndarray | None] | None = None) -> tuple[np.ndarray, Any]:
+        """``X`` and ``y`` checked: features, or the (M, n, n) stack for ``kernels="precomputed"``.
+
+        ``order_of(y)``: an order of the training points to fit them in (None: as given), applied
+        to the features and labels, or while a precomputed array is copied into the stack (not to a
+        :class:`~mklopt.kernels.KernelSet`, used as it is); ``_training_order`` says which was taken.
+        """
+        self._training_order = None
         if needs_y and y is None:
             raise InvalidInputError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         if not self._precomputed():
             if not needs_y:
                 return checked_data(self, X, dtype=np.float64), None
-            return checked_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
+            X, y = checked_data(self, X, y, dtype=np.float64, y_numeric=y_numeric)
+            order = None if order_of is None else order_of(y)
+            if order is not None:
+                X, y, self._training_order = X[order], y[order], order
+            return X, y
         # a KernelSet was validated when it was made: its stack is not screened again; the
         # copy of an array is normalized in place (scalar divisors: no second stack)
         given = dense_kernel_set(X)
         check_normalization(self.normalization)
-        key = None if given else _kernel_reuse.precomputed_key(X, self.normalization, self._theta())
+        order = None
+        if needs_y:
+            y = column_or_1d(y)
+            order = None if order_of is None or given else order_of(y)
+            y = y if order is None else y[order]
+        key = None if given else _kernel_reuse.precomputed_key(X, self.normalization, self._theta(), order)
         self._reused_kernels, self._reuse_key = _kernel_reuse.kept(key, X), key  # a grid search's fold again
         if self._reused_kernels is not None:
             stack = self._reused_kernels.K
         else:
-            stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS)
+            stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS, order=order)
         self._validated_kernels = X if given else None
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
                                     "kernels='precomputed' leave rank=None.")
         if needs_y:
-            y = column_or_1d(y)
+            self._training_order = order
             check_consistent_length(stack[0], y)
             if y_numeric:
                 y = np.asarray(y, dtype=np.float64)

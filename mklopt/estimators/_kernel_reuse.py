@@ -64,7 +64,8 @@ def reused(X: np.ndarray, specs: Sequence[Any], normalization: str | None, theta
     return kernels
 
 
-def precomputed_key(X: Any, normalization: str | None, theta: int | None) -> tuple | None:
+def precomputed_key(X: Any, normalization: str | None, theta: int | None,
+                    order: np.ndarray | None = None) -> tuple | None:
     """The key of a precomputed training array ``X``, or None: for anything but a numeric array
     (lists and the like take the checked path every time), and for an array whose sample
     (:data:`SAMPLE` entries, evenly spaced) was not seen before. A single fit then pays no
@@ -75,12 +76,13 @@ def precomputed_key(X: Any, normalization: str | None, theta: int | None) -> tup
     fit under its sample alone (:data:`SAME_VALUES`): the set's stack then holds the array's
     values themselves, and a later fit whose sample matches reuses it only if its array is equal
     to that stack bit for bit (:func:`kept`: one pass, stopping at the first difference, about
-    half a digest's time), so that no fit pays a digest."""
+    half a digest's time), so that no fit pays a digest. A stack whose points are put in
+    ``order`` (one-vs-one's, by class) is kept under its digest and the order's."""
     if not isinstance(X, np.ndarray) or X.ndim not in (2, 3) or X.dtype.kind not in "fiu":
         return None
     positions = np.linspace(0, X.size - 1, min(SAMPLE, X.size)).astype(np.int64)
     sample = (X.shape, X.dtype.str, X.flat[positions].tobytes())  # no copy of X, whatever its layout
-    if normalization is None and _comparable(X):
+    if normalization is None and _comparable(X) and order is None:
         return ("precomputed", SAME_VALUES, sample, theta)
     with _lock:
         seen = sample in _seen
@@ -90,7 +92,8 @@ def precomputed_key(X: Any, normalization: str | None, theta: int | None) -> tup
             _seen.popitem(last=False)
     if not seen:
         return None
-    return ("precomputed", *_data_key(np.asarray(X, dtype=np.float64)), normalization, theta)
+    ordered = () if order is None else ("in order", _data_key(np.asarray(order, dtype=np.int64))[0])
+    return ("precomputed", *_data_key(np.asarray(X, dtype=np.float64)), normalization, theta, *ordered)
 
 
 def kept(key: tuple | None, X: Any = None) -> Any:

@@ -21,7 +21,7 @@ from ..regularizers import Regularizer
 from ._checked import checked_targets
 from ._base import AUTO, MKLEstimatorBase
 from .multiclass import MULTICLASS, scheme, solve_classes
-from .one_vs_one import ovr_shaped, votes
+from .one_vs_one import class_order, in_given_order, ovr_shaped, votes
 
 __all__ = ["MKLClassifier"]
 
@@ -156,14 +156,17 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         :math:`y_i\\alpha_i` of the support vectors ``support_``.
     support_ : ndarray of shape (n_SV,)
         Indices of training points with :math:`\\alpha_i > 10^{-8} C` in at
-        least one of the binary problems.
+        least one of the binary problems; ascending, or for ``multiclass="ovo"`` class by
+        class (as libsvm's), the order the points were fitted in: a dense stack is made with
+        the points sorted by class, so that each pair's kernels are copied as two blocks.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Bias ``b`` of each binary problem.
     result_ : MKLResult or list of MKLResult
         The full result with its certificate (``primal``, ``dual``,
         ``rel_gap``, ``status``, ``history``); a list, one per class for
         ``multiclass="ovr"``, one per pair for ``"ovo"`` (each certified on its pair's
-        points, ``info["points"]``; its ``dual_coef`` spread over all training points).
+        points, ``info["points"]``: class a's, then class b's, the order of its variables;
+        its ``dual_coef`` spread over all training points, in their given order).
     multiclass_ : str
         The multiclass scheme used (``"auto"`` resolved).
     n_iter_ : int or ndarray of shape (n_classes,)
@@ -234,7 +237,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         -------
         self
         """
-        X, y = self._fit_inputs(X, y)
+        X, y = self._fit_inputs(X, y, order_of=self._pairs_order)
         checked_targets(self, y)
         if self.multiclass not in MULTICLASS:
             raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {self.multiclass!r}.")
@@ -249,7 +252,19 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.multiclass_ = scheme(self.multiclass, self.classes_.size)
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
+        if self._training_order is not None:  # the points were fitted class by class
+            self.support_ = self._training_order[self.support_]
+            self.result_ = in_given_order(self.result_, self._training_order)
         return self
+
+    def _pairs_order(self, y: np.ndarray) -> np.ndarray | None:
+        """One-vs-one on a dense stack: the points class by class (:func:`~.one_vs_one.class_order`),
+        so that each pair's kernels are copied as blocks. Not with ``rank`` (its landmarks are
+        drawn from the points in their given order)."""
+        if self.multiclass != "ovo" or getattr(self, "rank", None) is not None:
+            return None
+        checked_targets(self, y)
+        return class_order(y)
 
     def _kernels_known(self, on_the_fly: bool) -> None:
         self.multiclass_ = scheme(self.multiclass, self.classes_.size, on_the_fly=on_the_fly)

@@ -26,12 +26,40 @@ import numpy as np
 from ..kernels._memory import stack_bytes
 from ..results.result import MKLResult
 
-__all__ = ["class_pairs", "solve_pairs", "votes", "ovr_shaped"]
+__all__ = ["class_pairs", "class_order", "in_given_order", "solve_pairs", "votes", "ovr_shaped"]
 
 
 def class_pairs(k: int) -> list[tuple[int, int]]:
     """The pairs (a, b), a < b, of k classes in libsvm's order."""
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+
+def class_order(y: np.ndarray) -> np.ndarray | None:
+    """The training points class by class, each class's points in their given order; None where
+    they are so already, or for two classes (one problem).
+
+    Fitted in this order, a pair's points are two runs of the dense stack's rows and columns,
+    and its stack (:meth:`~mklopt.kernels.KernelSet.points`) is copied from contiguous
+    segments instead of entries scattered over every row (letter's 26 classes at 3,000 points:
+    the pairs' copies 0.53 s of a 2.5 s fit on one thread in the given order; the fit 20 % faster).
+    """
+    classes, index = np.unique(y, return_inverse=True)
+    if classes.size <= 2 or np.all(index[1:] >= index[:-1]):
+        return None
+    return np.argsort(index, kind="stable")
+
+
+def in_given_order(results: list[MKLResult], order: np.ndarray) -> list[MKLResult]:
+    """The pairs' results of points fitted in ``order`` with the points' given indices: each
+    ``dual_coef`` spread over the points as given, ``info["points"]`` their given indices (in
+    the pair problem's order, that of its variables)."""
+    out = []
+    for result in results:
+        spread = np.empty_like(result.dual_coef)
+        spread[order] = result.dual_coef
+        info = {**result.info, "points": order[result.info["points"]]}
+        out.append(dataclasses.replace(result, dual_coef=spread, info=info))
+    return out
 
 
 def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
@@ -42,9 +70,11 @@ def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
 
     ``solve(sub_kernel_set, y_pm)`` solves one binary problem; ``run(tasks)`` runs the
     pairs' tasks (side by side on threads, or through joblib) and returns their results in
-    order. A pair's result keeps its own certificate (on its points, listed in
-    ``info["points"]``); its ``dual_coef`` is spread over all n training points (zero off
-    the pair) so that one set of support vectors serves every pair at prediction.
+    order. A pair's problem has class a's points first, then class b's, each in their order
+    here (the same problem whatever the order of the training points); its result keeps its
+    own certificate (on its points, listed in that order in ``info["points"]``); its
+    ``dual_coef`` is spread over all n training points (zero off the pair) so that one set of
+    support vectors serves every pair at prediction.
 
     Kernels computed on the fly: a pair whose dense stack takes at most ``dense_bytes`` is
     solved on it (:meth:`~mklopt.kernels.lazy.LazyKernelSet.dense`, built once): its columns
@@ -52,7 +82,8 @@ def solve_pairs(kernel_set, y: np.ndarray, classes: np.ndarray,
     the pairs' gradient updates on the fly were half of the fit).
     """
     n = kernel_set.n
-    pairs = [((classes[a], classes[b]), np.flatnonzero((y == classes[a]) | (y == classes[b])))
+    members = [np.flatnonzero(y == c) for c in classes]  # a pair's points: class a's, then b's
+    pairs = [((classes[a], classes[b]), np.concatenate([members[a], members[b]]))
              for a, b in class_pairs(classes.size)]
 
     def task(positive, index: np.ndarray) -> Callable[[], MKLResult]:

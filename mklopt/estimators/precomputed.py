@@ -55,7 +55,7 @@ def dense_kernel_set(X: Any) -> bool:
     return getattr(X, "factored", None) is False and dense_stack(X)
 
 
-def training_stack(X: Any, copy: bool = False) -> np.ndarray:
+def training_stack(X: Any, copy: bool = False, order: np.ndarray | None = None) -> np.ndarray:
     """The training kernels as mklopt's (M, n, n) stack (``X`` is not changed).
 
     Parameters
@@ -66,6 +66,9 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
         For an array-like ``X``: a new array in any case, never one that shares memory with
         ``X`` (the caller may change it in place; otherwise a C-contiguous float64 ``X`` of one
         kernel comes back as a view of itself).
+    order : ndarray of int, optional
+        For an array-like ``X``: the points in this order (a permutation of the n points;
+        always a new array). A :class:`~mklopt.kernels.KernelSet` keeps its own order.
 
     Returns
     -------
@@ -78,20 +81,29 @@ def training_stack(X: Any, copy: bool = False) -> np.ndarray:
         raise InvalidInputError(
             f"kernels='precomputed': the training kernels must be square in their first two "
             f"axes (n_samples, n_samples, M), got shape {array.shape}.")
-    if array.shape[2] == 1 and not copy:
+    if order is not None and order.size != array.shape[0]:
+        raise InvalidInputError(
+            f"kernels='precomputed': y has {order.size} labels but the training kernels are over "
+            f"{array.shape[0]} points; give one label per point.")
+    if array.shape[2] == 1 and not copy and order is None:
         if not np.all(np.isfinite(array)):
             _not_finite("the training kernels")
         return array.reshape(1, array.shape[0], array.shape[1])  # a view where it is contiguous
-    return _kernels_first(array)
+    return _kernels_first(array, np.arange(array.shape[0]) if order is None else order)
 
 
-def _kernels_first(array: np.ndarray) -> np.ndarray:
-    """A new (M, n, n) stack of the (n, n, M) ``array``, its rows split over the cores, every
-    value checked finite as it is copied."""
+def _kernels_first(array: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """A new (M, n, n) stack of the (n, n, M) ``array``, its points in ``order``, its rows split
+    over the cores, every value checked finite as it is copied."""
     from .._compiled.blocks import kernels_first
 
     out = np.empty((array.shape[2], array.shape[0], array.shape[1]))
-    if not all(_over_row_blocks(kernels_first, array, out)):
+    order = frozen(order, np.int64)
+
+    def copy(array, out, start, stop):
+        return kernels_first(array, order, out, start, stop)
+
+    if not all(_over_row_blocks(copy, array, out)):
         _not_finite("the training kernels")
     return out
 
