@@ -51,14 +51,16 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     second-order step, ~0.5 ms of each outside the SMO pairs), and on a dense stack the
     interleaved core solves a one-vs-rest class on n points in far less than quadratic time.
     Which wins then depends on how hard the classes are to separate, which is not known before
-    the fit: measured on 2 cores (default kernels, C = 1, one run each), one-vs-one over
-    one-vs-rest took 2.1× on digits (10 classes, 1,257 training points), 2.3× on all 1,797 of
-    them (pairs of ~360 points), 1.0 on letter's first 10 classes at 1,500 and 3,000 points,
-    1.3× on letter's 26 classes at 2,000 points, 1.0 at 3,000, 0.79 at 4,000 and 0.75 at
-    6,000 (6.1 s against 8.2 s). A rule on the pairs' size that took one-vs-one for letter
-    from 4,000 points would take it for all of digits too, at twice the time; on a dense stack
-    ``"auto"`` therefore keeps one-vs-rest, and ``multiclass="ovo"`` is the choice for many
-    classes that overlap (letter-like) from a few thousand points. Where the dense stack of
+    the fit: measured on 2 cores (default kernels, C = 1, first fits), one-vs-one over
+    one-vs-rest took 1.7-2.1× on digits (10 classes, 1,257 training points), 2.3× on all 1,797
+    of them (pairs of ~360 points), 1.0 on letter's first 10 classes at 1,500 and 3,000 points
+    (an earlier release); on letter's 26 classes, with the points fitted class by class
+    (:func:`~.one_vs_one.class_order`), 2.3× at 1,000 points (0.76 s against 0.33 s), 1.16×
+    at 2,000, 0.53 at 3,000, 0.50 at 4,000 and 0.45 at 6,000 (2.5 s against 5.5 s). A rule
+    on the pairs' size that took one-vs-one for letter from 3,000 points would take it for all
+    of digits too, at twice the time; on a dense stack ``"auto"`` therefore keeps one-vs-rest,
+    and ``multiclass="ovo"`` is the choice for many classes that overlap (letter-like) from a
+    few thousand points. Where the dense stack of
     all n points would exceed the estimators' memory threshold (2 GB) and the kernels are
     computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
     :math:`O(Md)` per point over all n points, k times over, while each pair is solved on a
