@@ -130,8 +130,10 @@ def as_kernel_set(kernels, **kwargs) -> KernelSet:
     return KernelSet(kernels, **kwargs)
 
 
-def check_vector(x, n: int, what: str) -> np.ndarray:
-    """A finite real vector of ``n`` entries (a copy; the input is never modified)."""
+def check_vector(x, n: int, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """A finite real vector of ``n`` entries (a copy; the input is never modified), given as a
+    1-D array or, where ``shape`` is named, in that shape: a 2-D array of the right size is not
+    taken apart silently (weights of shape (2, 2) for four kernels, alpha transposed)."""
     try:
         arr = np.asarray(x)
     except Exception:  # ragged nested lists and the like
@@ -139,6 +141,9 @@ def check_vector(x, n: int, what: str) -> np.ndarray:
     if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
         raise InvalidInputError(f"{what} must be a 1-D array of {n} real numbers, "
                                 f"got values of type {arr.dtype}.")
+    if arr.ndim > 1 and arr.shape != shape:
+        named = "" if shape is None else f" or of shape {shape}"
+        raise InvalidInputError(f"{what} must be a 1-D array of {n} real numbers{named}, got shape {arr.shape}.")
     arr = np.array(arr, dtype=float, copy=True).ravel()
     if arr.size != n:
         raise InvalidInputError(f"{what} must have {n} entries, got {arr.size}.")

@@ -91,6 +91,10 @@ ROWS = [
      "contradicts the result"),
     (["verify", "--data", "{data}", "--candidate", "{saved}"], 2, "computed on"),
     (["verify", "--kernels", "{kernels}", "--candidate", "{broken_json}"], 2, "is not valid JSON"),
+    (["verify", "--kernels", "{kernels}", "--candidate", "{null_json}"], 2,
+     "null.json hold(s) null; give a number for every entry"),
+    (["verify", "--kernels", "{kernels}", "--candidate", "{square_weights}"], 2,
+     "weights must be a 1-D array of 2 real numbers, got shape (1, 2)"),
     (["verify", "--kernels", "{kernels}", "--candidate", "{kernels}"], 2,
      "has no array(s) ['weights', 'alpha']"),
     (["verify", "--kernels", "{kernels}", "--candidate", "{corrupt}"], 2, "is not a valid .npz"),
@@ -169,6 +173,10 @@ def files(tmp_path_factory) -> dict[str, Path]:
                                                "alpha": result.alpha.tolist()}))
     paths["broken_json"] = folder / "broken.json"
     paths["broken_json"].write_text('{"weights": [1, ')
+    paths["null_json"] = folder / "null.json"  # a null read as NaN was "contains NaN", alone as "1 entry"
+    paths["null_json"].write_text(json.dumps({"weights": [0.5, None], "alpha": result.alpha.tolist()}))
+    paths["square_weights"] = folder / "square.npz"  # a (1, M) array was taken apart silently
+    np.savez(paths["square_weights"], weights=result.weights[None, :], alpha=result.alpha)
     paths["dir"] = folder
     return paths
 

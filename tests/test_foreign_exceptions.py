@@ -186,3 +186,18 @@ def test_one_mfeat_view_name_is_one_view():
     listed = mklopt.datasets.load_mfeat(views=["fou"])
     assert list(one.views) == ["fou"]
     np.testing.assert_array_equal(one.views["fou"], listed.views["fou"])
+
+
+def test_a_candidate_of_another_shape_is_not_taken_apart_silently():
+    """Weights of shape (2, 2) for four kernels, or alpha of the three classes transposed (n, k),
+    were flattened and certified as the candidate they were not; the shape named is accepted."""
+    four = mklopt.KernelSet(np.concatenate([KERNELS, KERNELS]))
+    with pytest.raises(InvalidInputError, match=r"weights must be a 1-D array of 4 real numbers, got shape \(2, 2\)"):
+        mklopt.certify(four, Y, np.full((2, 2), 0.25), np.zeros(40))
+    classes = np.arange(40) % 3
+    with pytest.raises(InvalidInputError, match=r"alpha must be a 1-D array of 120 real numbers or of shape "
+                                                 r"\(3, 40\), got shape \(40, 3\)"):
+        mklopt.certify(KERNELS, classes, [0.5, 0.5], np.zeros((40, 3)), loss="ovr_hinge")
+    by_class = mklopt.certify(KERNELS, classes, [0.5, 0.5], np.zeros((3, 40)), loss="ovr_hinge")
+    flat = mklopt.certify(KERNELS, classes, [0.5, 0.5], np.zeros(120), loss="ovr_hinge")
+    assert by_class.primal == flat.primal and by_class.dual == flat.dual

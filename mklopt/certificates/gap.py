@@ -234,7 +234,7 @@ def certify(kernels, y, weights, alpha, *, C: float = 1.0, p: float = 1.0,
     reg = as_regularizer(regularizer, p)
     feasibility_tol = check_tol(feasibility_tol, "feasibility_tol")
     weights = check_vector(weights, ks.M, "weights")
-    alpha = check_vector(alpha, y_pm.size, "alpha").reshape(y_pm.shape)
+    alpha = check_vector(alpha, y_pm.size, "alpha", shape=y_pm.shape).reshape(y_pm.shape)
     reg.check(ks.M)
     reg.check_points(ks.n)
     violation = relative_violation(reg, weights, feasibility_tol)

@@ -98,11 +98,20 @@ def _arrays(data: Any, path: str) -> dict[str, np.ndarray]:
     missing = [k for k in ("weights", "alpha") if k not in data]
     if missing:
         raise InvalidInputError(f"{path} has no field(s) {missing}; it needs 'weights' and 'alpha'.")
+    nulls = [k for k in ("weights", "alpha") if _holds_null(data[k])]
+    if nulls:
+        raise InvalidInputError(f"{' and '.join(repr(k) for k in nulls)} in {path} hold(s) null; "
+                                "give a number for every entry.")
     try:
         return {k: np.asarray(data[k], dtype=float) for k in ("weights", "alpha")}
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"'weights' and 'alpha' in {path} must be lists of numbers "
                                 f"({one_line(exc)}).") from None
+
+
+def _holds_null(value: Any) -> bool:
+    """Whether a JSON value is null or a list with a null anywhere inside."""
+    return value is None or (isinstance(value, list) and any(_holds_null(v) for v in value))
 
 
 def certify_candidate(args: argparse.Namespace, ks, y, candidate):
