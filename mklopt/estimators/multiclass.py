@@ -52,17 +52,18 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     interleaved core solves a one-vs-rest class on n points in far less than quadratic time.
     Which wins then depends on how hard the classes are to separate, which is not known before
     the fit: measured on 2 cores (default kernels, C = 1, first fits), one-vs-one over
-    one-vs-rest took 1.7-2.1× on digits (10 classes, 1,257 training points), 2.3× on all 1,797
-    of them (pairs of ~360 points), 1.0 on letter's first 10 classes at 1,500 and 3,000 points
-    (an earlier release); on letter's 26 classes, with the points fitted class by class
-    (:func:`~.one_vs_one.class_order`), 2.3× at 1,000 points (0.76 s against 0.33 s), 1.16×
-    at 2,000, 0.53 at 3,000, 0.50 at 4,000 and 0.45 at 6,000 (2.5 s against 5.5 s). A rule
-    on the pairs' size that took one-vs-one for letter from 3,000 points would take it for all
-    of digits too, at twice the time; on a dense stack ``"auto"`` therefore keeps one-vs-rest,
-    and ``multiclass="ovo"`` is the choice for many classes that overlap (letter-like) from a
-    few thousand points. Where the dense stack of
-    all n points would exceed the estimators' memory threshold (2 GB) and the kernels are
-    computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
+    one-vs-rest took 1.7-2.1× on digits (10 classes, 1,257 training points), 1.6-2.3× on all
+    1,797 of them (pairs of ~360 points); with the points fitted class by class
+    (:func:`~.one_vs_one.class_order`), 0.73 on letter's first 10 classes at 1,500 points, 0.59
+    at 3,000 and 0.60 at 5,000, and on letter's 26 classes 2.3× at 1,000 points (0.76 s against
+    0.33 s), 1.16× at 2,000, 0.53 at 3,000, 0.50 at 4,000 and 0.45 at 6,000 (2.5 s against
+    5.5 s). The one-vs-rest problems keep an eighth of the points as support vectors on digits,
+    a quarter to a third on letter; the pairs' size does not tell them apart (a rule that took
+    one-vs-one for letter from 3,000 points would take it for all of digits too, at twice the
+    time). On a dense stack ``"auto"`` therefore keeps one-vs-rest, and ``multiclass="ovo"``
+    is the choice for classes that overlap (letter-like) from a few thousand points. Where the
+    dense stack of all n points would exceed the estimators' memory threshold (2 GB) and the
+    kernels are computed on the fly (``on_the_fly``), every column one-vs-rest reads costs
     :math:`O(Md)` per point over all n points, k times over, while each pair is solved on a
     dense stack of its own points, built once (:func:`~.one_vs_one.solve_pairs`): there
     one-vs-one is the faster by far (letter at 8,000 points: 7.1 s, the pairs in processes,
