@@ -201,3 +201,16 @@ def test_a_candidate_of_another_shape_is_not_taken_apart_silently():
     by_class = mklopt.certify(KERNELS, classes, [0.5, 0.5], np.zeros((3, 40)), loss="ovr_hinge")
     flat = mklopt.certify(KERNELS, classes, [0.5, 0.5], np.zeros(120), loss="ovr_hinge")
     assert by_class.primal == flat.primal and by_class.dual == flat.dual
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_precomputed_kernels_with_labels_of_another_shape_or_length(multiclass):
+    """scikit-learn's ValueError ("y should be a 1d array", "inconsistent numbers of samples")
+    came through from precomputed kernels' fits."""
+    K = np.moveaxis(KERNELS, 0, 2)
+    classes = np.arange(40) % 3
+    clf = mklopt.MKLClassifier(kernels="precomputed", multiclass=multiclass)
+    with pytest.raises(InvalidInputError, match="MKLClassifier: y should be a 1d array"):
+        clf.fit(K, np.column_stack([classes, classes]))
+    with pytest.raises(InvalidInputError, match="30"):
+        clf.fit(K, classes[:30])

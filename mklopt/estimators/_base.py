@@ -21,7 +21,6 @@ import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from ..weight_methods import learn_weights
 from ..api import fit as _fit_loop
@@ -43,7 +42,7 @@ from . import _kernel_reuse
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
-from ._checked import checked_data
+from ._checked import checked_column, checked_data, checked_lengths
 from ._params import AUTO, EXACT, WEIGHT_METHODS, check_common_params, check_rank, driver_names
 
 __all__ = ["MKLEstimatorBase", "EXACT", "AUTO", "WEIGHT_METHODS", "driver_names",
@@ -110,7 +109,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         check_normalization(self.normalization)
         order = None
         if needs_y:
-            y = column_or_1d(y)
+            y = checked_column(self, y)
             order = None if order_of is None or given else order_of(y)
             y = y if order is None else y[order]
         key = None if given else _kernel_reuse.precomputed_key(X, self.normalization, self._theta(), order)
@@ -125,7 +124,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
                                     "kernels='precomputed' leave rank=None.")
         if needs_y:
             self._training_order = order
-            check_consistent_length(stack[0], y)
+            checked_lengths(self, stack[0], y)
             if y_numeric:
                 y = np.asarray(y, dtype=np.float64)
         return stack, y

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
 from ..exceptions import InputTypeError, InvalidInputError
 
-__all__ = ["checked_data", "checked_targets"]
+__all__ = ["checked_data", "checked_targets", "checked_column", "checked_lengths"]
 
 
 def checked_data(estimator: Any, *args, **kwargs):
@@ -29,6 +29,17 @@ def checked_targets(estimator: Any, y: Any) -> None:
     """:func:`sklearn.utils.multiclass.check_classification_targets` (class labels, not a
     continuous or mixed target), raising :class:`InvalidInputError`."""
     _as_ours(estimator, check_classification_targets, y)
+
+
+def checked_column(estimator: Any, y: Any):
+    """:func:`sklearn.utils.validation.column_or_1d` (a 2-D ``y`` of one column is raveled),
+    raising :class:`InvalidInputError`."""
+    return _as_ours(estimator, column_or_1d, y)
+
+
+def checked_lengths(estimator: Any, *arrays: Any) -> None:
+    """:func:`sklearn.utils.validation.check_consistent_length`, raising :class:`InvalidInputError`."""
+    _as_ours(estimator, check_consistent_length, *arrays)
 
 
 def _as_ours(estimator: Any, check, *args, **kwargs):

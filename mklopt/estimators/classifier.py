@@ -21,7 +21,7 @@ from ..regularizers import Regularizer
 from ._checked import checked_targets
 from ._base import AUTO, MKLEstimatorBase
 from .multiclass import MULTICLASS, scheme, solve_classes
-from .one_vs_one import class_order, in_given_order, ovr_shaped, votes
+from .one_vs_one import in_given_order, ovr_shaped, pairs_order, votes
 
 __all__ = ["MKLClassifier"]
 
@@ -237,7 +237,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         -------
         self
         """
-        X, y = self._fit_inputs(X, y, order_of=self._pairs_order)
+        X, y = self._fit_inputs(X, y, order_of=lambda labels: pairs_order(self, labels))
         checked_targets(self, y)
         if self.multiclass not in MULTICLASS:
             raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {self.multiclass!r}.")
@@ -252,19 +252,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.multiclass_ = scheme(self.multiclass, self.classes_.size)
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
-        if self._training_order is not None:  # the points were fitted class by class
-            self.support_ = self._training_order[self.support_]
-            self.result_ = in_given_order(self.result_, self._training_order)
+        in_given_order(self, self._training_order)
         return self
-
-    def _pairs_order(self, y: np.ndarray) -> np.ndarray | None:
-        """One-vs-one on a dense stack: the points class by class (:func:`~.one_vs_one.class_order`),
-        so that each pair's kernels are copied as blocks. Not with ``rank`` (its landmarks are
-        drawn from the points in their given order)."""
-        if self.multiclass != "ovo" or getattr(self, "rank", None) is not None:
-            return None
-        checked_targets(self, y)
-        return class_order(y)
 
     def _kernels_known(self, on_the_fly: bool) -> None:
         self.multiclass_ = scheme(self.multiclass, self.classes_.size, on_the_fly=on_the_fly)
