@@ -214,3 +214,11 @@ def test_precomputed_kernels_with_labels_of_another_shape_or_length(multiclass):
         clf.fit(K, np.column_stack([classes, classes]))
     with pytest.raises(InvalidInputError, match="30"):
         clf.fit(K, classes[:30])
+
+
+def test_precomputed_regression_targets_of_text():
+    """NumPy's "could not convert string to float" came through from a precomputed regressor."""
+    K = np.moveaxis(KERNELS, 0, 2)
+    for text in (np.array(["a"] * 40), MIXED):
+        with pytest.raises(InvalidInputError, match="regression targets must be real numbers"):
+            mklopt.MKLRegressor(kernels="precomputed").fit(K, text)

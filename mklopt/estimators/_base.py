@@ -42,6 +42,7 @@ from . import _kernel_reuse
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
 from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
+from .._validation import check_targets
 from ._checked import checked_column, checked_data, checked_lengths
 from ._params import AUTO, EXACT, WEIGHT_METHODS, check_common_params, check_rank, driver_names
 
@@ -125,8 +126,8 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
         if needs_y:
             self._training_order = order
             checked_lengths(self, stack[0], y)
-            if y_numeric:
-                y = np.asarray(y, dtype=np.float64)
+            if y_numeric:  # real numbers, finite (text or objects: mklopt's error, not NumPy's)
+                y = check_targets(y)
         return stack, y
 
     def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
