@@ -252,7 +252,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.multiclass_ = scheme(self.multiclass, self.classes_.size)
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
-        in_given_order(self, self._training_order)
+        in_given_order(self, self.__dict__.pop("_training_order", None))
         return self
 
     def _kernels_known(self, on_the_fly: bool) -> None:
