@@ -49,10 +49,17 @@ SETTLED = 3e-3
 #: is what is left to solve there.
 SVM_SHARE = 0.5
 #: Free variables at most: the bordered system is dense, :math:`O(|F|^3)` (at 800, ~5 ms on
-#: one core). At C = 100 digits' classes have 400-800 near their optimum: with 400 the
-#: model was missing there, and the cutting plane's weights from those steps undid the SVM's
-#: progress (10 classes: 106 steps, 92 with 800).
-MAX_FREE = 800
+#: one core; at 1,600 eight times that). At C = 100 digits' classes have 400-800 near their
+#: optimum: with 400 the model was missing there, and the cutting plane's weights from those
+#: steps undid the SVM's progress (10 classes: 106 steps, 92 with 800). Letter's one-vs-rest
+#: classes (overlapping: a quarter to a third of the points support vectors) have 800-1,600
+#: free variables at C = 1 from 3,000 points: with 800 the model was missing for most of
+#: their steps and the cutting plane's jumps held the best gap still for up to 15 steps; with
+#: 1,600 the 26 classes took 284 steps instead of 413 at 3,000 points (3.09 -> 2.88 s, one at a
+#: time), 393 instead of 649 at 6,000 (10.9 -> 9.1 s), and at C = 100 on 2,000 points 392
+#: instead of 611 (4.9 -> 3.7 s); digits and Multiple Features (at most 800) are unchanged.
+#: 3,200 took 8.5 s at 6,000 points, a model then costing up to ~0.4 s: not taken.
+MAX_FREE = 1600
 #: Smallest eigenvalue of the model's Hessian relative to its largest.
 FLOOR = 1e-8
 #: Ridge on :math:`Q_{FF}` relative to its mean diagonal (a low-rank K_mu, e.g. linear).
