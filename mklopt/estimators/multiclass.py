@@ -54,10 +54,10 @@ def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
     the fit: measured on 2 cores (default kernels, C = 1, first fits), one-vs-one over
     one-vs-rest took 1.7-2.1× on digits (10 classes, 1,257 training points), 1.6-2.3× on all
     1,797 of them (pairs of ~360 points); with the points fitted class by class
-    (:func:`~.one_vs_one.class_order`), 0.73 on letter's first 10 classes at 1,500 points, 0.59
-    at 3,000 and 0.60 at 5,000, and on letter's 26 classes 2.3× at 1,000 points (0.76 s against
-    0.33 s), 1.16× at 2,000, 0.53 at 3,000, 0.50 at 4,000 and 0.45 at 6,000 (2.5 s against
-    5.5 s). The one-vs-rest problems keep an eighth of the points as support vectors on digits,
+    (:func:`~.one_vs_one.class_order`), 0.72 on letter's first 10 classes at 1,500 points, 0.67
+    at 3,000 and 0.82 at 5,000, and on letter's 26 classes 2.3× at 1,000 points (0.75 s against
+    0.33 s), 1.06× at 2,000, 0.68 at 3,000, 0.69 at 4,000 and 0.60 at 6,000 (2.5 s against
+    4.2 s). The one-vs-rest problems keep an eighth of the points as support vectors on digits,
     a quarter to a third on letter; the pairs' size does not tell them apart (a rule that took
     one-vs-one for letter from 3,000 points would take it for all of digits too, at twice the
     time). On a dense stack ``"auto"`` therefore keeps one-vs-rest, and ``multiclass="ovo"``
