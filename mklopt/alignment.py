@@ -33,7 +33,7 @@ from scipy.optimize import nnls
 from ._validation import as_kernel_set, check_labels, check_targets
 from .exceptions import InvalidInputError
 
-__all__ = ["METHODS", "learn_weights", "alignment_terms", "centered_kernels"]
+__all__ = ["METHODS", "learn_weights", "alignment_terms", "centered_kernels", "scaled_centered"]
 
 #: Weight methods of :func:`learn_weights`.
 METHODS = ("align", "alignf")
@@ -102,11 +102,19 @@ def _scaled_terms(kernels, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         blocks = [G / root for G, root in zip(blocks, roots)]
         gram = np.array([[np.sum((Gk.T @ Gl) ** 2) for Gl in blocks] for Gk in blocks])
         return gram, np.array([np.sum((Gk.T @ y) ** 2) for Gk in blocks]), roots ** 2
-    centered = centered_kernels(ks.K)
-    flat = centered.reshape(ks.M, -1)
+    flat, scales = scaled_centered(ks.K)
+    centered = flat.reshape(ks.K.shape)
+    return flat @ flat.T, (centered @ y) @ y, scales
+
+
+def scaled_centered(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The centered kernels :func:`centered_kernels`, each divided by its largest magnitude
+    (``scales``), as rows (M, n n): the alignments do not depend on a kernel's scale, but the
+    squares of a kernel of 1e-160 underflow to 0."""
+    flat = centered_kernels(K).reshape(K.shape[0], -1)
     scales = np.array([_largest(row) for row in flat])
     flat /= scales[:, None]  # the new array centered_kernels made
-    return flat @ flat.T, (centered @ y) @ y, scales
+    return flat, scales
 
 
 def _largest(values: np.ndarray) -> float:

@@ -111,11 +111,9 @@ class _Spectral:
         Returns the (M, M) matrix; with labels ``y`` returns instead the
         alignment of each kernel with the target kernel :math:`yy^\\top`, shape (M,).
         """
-        centered = self.K - self.K.mean(axis=1, keepdims=True)
-        centered -= centered.mean(axis=2, keepdims=True)
-        flat = centered.reshape(self.M, -1)
-        largest = np.abs(flat).max(axis=1)  # alignments do not depend on a kernel's scale, its squares do
-        flat /= np.where(largest > 0, largest, 1.0)[:, None]
+        from ..alignment import scaled_centered  # a module above this package
+
+        flat = scaled_centered(self.K)[0]  # the scales cancel in every ratio below
         norms = np.linalg.norm(flat, axis=1)
         if y is not None:
             y = point_coefficients(y, self.n, "labels y", finite=True)
