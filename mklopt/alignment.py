@@ -32,28 +32,14 @@ from scipy.optimize import nnls
 
 from ._validation import as_kernel_set, check_labels, check_targets
 from .exceptions import InvalidInputError
+from .kernels._centering import centered_kernels, largest_magnitude, scaled_centered
 
-__all__ = ["METHODS", "learn_weights", "alignment_terms", "centered_kernels", "scaled_centered"]
+__all__ = ["METHODS", "learn_weights", "alignment_terms", "centered_kernels"]
 
 #: Weight methods of :func:`learn_weights`.
 METHODS = ("align", "alignf")
 #: Eigenvalues of :math:`\\mathbf M` below this fraction of the largest are its null space.
 RANK_TOL = 1e-12
-
-
-def centered_kernels(K: np.ndarray) -> np.ndarray:
-    """:math:`K_m^c = HK_mH` for a stack (M, n, n), from row and column means (a new array).
-
-    .. math:: K^c_{ij} = K_{ij} - \\bar K_{i\\cdot} - \\bar K_{\\cdot j} + \\bar K_{\\cdot\\cdot}
-
-    Three vectorized passes; :math:`H` is never formed and ``K`` is not modified.
-    """
-    row = K.mean(axis=2, keepdims=True)
-    col = K.mean(axis=1, keepdims=True)
-    out = np.subtract(K, row)
-    out -= col
-    out += row.mean(axis=1, keepdims=True)
-    return out
 
 
 def _targets(y, n: int) -> np.ndarray:
@@ -98,29 +84,13 @@ def _scaled_terms(kernels, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = _targets(y, ks.n)
     if getattr(ks, "factored", False):  # K_m = G_m G_m': centered factors, no n x n matrix
         blocks = [G - G.mean(axis=0) for G in ks.factors()]
-        roots = np.array([_largest(G) for G in blocks])
+        roots = np.array([largest_magnitude(G) for G in blocks])
         blocks = [G / root for G, root in zip(blocks, roots)]
         gram = np.array([[np.sum((Gk.T @ Gl) ** 2) for Gl in blocks] for Gk in blocks])
         return gram, np.array([np.sum((Gk.T @ y) ** 2) for Gk in blocks]), roots ** 2
     flat, scales = scaled_centered(ks.K)
     centered = flat.reshape(ks.K.shape)
     return flat @ flat.T, (centered @ y) @ y, scales
-
-
-def scaled_centered(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The centered kernels :func:`centered_kernels`, each divided by its largest magnitude
-    (``scales``), as rows (M, n n): the alignments do not depend on a kernel's scale, but the
-    squares of a kernel of 1e-160 underflow to 0."""
-    flat = centered_kernels(K).reshape(K.shape[0], -1)
-    scales = np.array([_largest(row) for row in flat])
-    flat /= scales[:, None]  # the new array centered_kernels made
-    return flat, scales
-
-
-def _largest(values: np.ndarray) -> float:
-    """The largest magnitude in ``values`` (1 where all are 0: nothing to scale)."""
-    largest = float(np.abs(values).max(initial=0.0))
-    return largest if largest > 0 else 1.0
 
 
 def learn_weights(kernels, y, method: str = "align", *, norm: float | None = None) -> np.ndarray:
@@ -173,7 +143,7 @@ def learn_weights(kernels, y, method: str = "align", *, norm: float | None = Non
         raise InvalidInputError(f"norm must be 1 or 2, got {norm!r}.")
     gram, a, scales = _scaled_terms(kernels, y)  # alignf's v of the kernels is its v of the scaled ones / D
     v = _independent(gram, a) if method == "align" else _alignf(gram, a) / scales
-    v = v / _largest(v)  # alignf's v of a kernel of 1e-160 is ~1e160: its square overflows
+    v = v / largest_magnitude(v)  # alignf's v of a kernel of 1e-160 is ~1e160: its square overflows
     size = float(np.sum(v) if norm == 1 else np.linalg.norm(v))
     if not size > 0:
         raise InvalidInputError(

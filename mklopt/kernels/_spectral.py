@@ -10,6 +10,7 @@ import numpy as np
 
 from ..exceptions import KernelError, NotPSDError, RankError
 from ._arguments import kernel_index, point_coefficients
+from ._centering import scaled_centered
 from .spectra import check_theta, eigh, tail_sum
 
 __all__: list[str] = []
@@ -111,8 +112,6 @@ class _Spectral:
         Returns the (M, M) matrix; with labels ``y`` returns instead the
         alignment of each kernel with the target kernel :math:`yy^\\top`, shape (M,).
         """
-        from ..alignment import scaled_centered  # a module above this package
-
         flat = scaled_centered(self.K)[0]  # the scales cancel in every ratio below
         norms = np.linalg.norm(flat, axis=1)
         if y is not None:
