@@ -176,31 +176,29 @@ def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(mo
     kernel and the RBF kernels' Gram matrix are each made in 4 row blocks on one BLAS thread."""
     from threadpoolctl import threadpool_info
 
-    from mklopt.kernels import _rows, construct
+    from mklopt.kernels import _rows
 
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels: linear by row blocks
-    products, by_row_blocks = [], _rows.by_row_blocks
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels
+    products, map_row_blocks = [], _rows.map_row_blocks
 
-    def spied(rows, out):
+    def spied(work, n):
         blocks = []
 
         def block(rows_of):
             threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
-            part = rows(rows_of)
-            blocks.append((rows_of.stop - rows_of.start, part.shape[1], threads))
-            return part
+            work(rows_of)
+            blocks.append((rows_of.stop - rows_of.start, threads))
 
         products.append(blocks)
-        return by_row_blocks(block, out)
+        return map_row_blocks(block, n)
 
-    for module in (_rows, construct):
-        monkeypatch.setattr(module, "by_row_blocks", spied)
+    monkeypatch.setattr(_rows, "map_row_blocks", spied)
     X = np.random.default_rng(0).standard_normal((300, 6))
     stack = mklopt.kernel_stack(X, ["linear", ("rbf", {"gamma": 0.1})])
-    assert len(products) == 2  # the linear kernel, the Gram matrix of the RBF kernel
+    assert len(products) == 2  # the linear kernel's Gram matrix, the RBF kernel's (of centred X)
     for blocks in products:
-        assert len(blocks) == 4 and sum(rows for rows, _, _ in blocks) == 300
-        assert all(columns == 300 and threads <= {1} for _, columns, threads in blocks)
+        assert len(blocks) == 4 and sum(rows for rows, _ in blocks) == 300
+        assert all(threads <= {1} for _, threads in blocks)
     np.testing.assert_allclose(stack[0], X @ X.T, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(stack[1], rbf_kernel(X, gamma=0.1), rtol=1e-13, atol=1e-15)
 

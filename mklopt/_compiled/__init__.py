@@ -55,6 +55,10 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     "rbf_stack": {
         "rbf_tiles": "G (n, n), norms (n,), gammas (k,), slots int64 (k,), stack (M, n, n), pairs int64 (P, 2)",
     },
+    "product_stack": {
+        "product_tiles": "G (n, n), gammas (k,), coef0s (k,), degrees int64 (k,), slots int64 (k,), stack (M, n, n), "
+                         "pairs int64 (P, 2)",
+    },
     "blocks": {
         "gather_block": "stack (M, n, n) read-only, rows int64 (R,), columns int64 (C,), out (M, R, C)",
         "kernels_first": "array (n, n, M) read-only, order int64 (n,) read-only, out (M, n, n), start int, "

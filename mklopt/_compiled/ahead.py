@@ -2,12 +2,12 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls seven compiled functions, each with one signature: the SMO chunk on a
+included — calls eight compiled functions, each with one signature: the SMO chunk on a
 dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
 (:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
 (:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD screen of small kernels
-(:mod:`~mklopt._compiled.small_kernels`) and the RBF kernels of the training stack
-(:mod:`~mklopt._compiled.rbf_stack`); ``driver="auto"`` takes the interleaved core for the
+(:mod:`~mklopt._compiled.small_kernels`) and the RBF, linear and polynomial kernels of the training stack
+(:mod:`~mklopt._compiled.rbf_stack`, :mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for the
 default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
 combined kernel compile on first use). Compiled on first use they
 cost a fresh environment's first fit about three seconds. Installing the package
@@ -78,6 +78,15 @@ def _rbf_arguments() -> tuple:
     return stack[0], np.zeros(2), np.ones(1), np.zeros(1, dtype=np.int64), stack, np.zeros((1, 2), dtype=np.int64)
 
 
+def _product_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.product_stack.product_tiles` as the build passes them:
+    the Gram matrix (a kernel of the stack), the gammas, coef0s and degrees, the slots, the
+    stack, the tiles."""
+    stack, vector = np.zeros((1, 2, 2)), np.ones(1)
+    index = np.zeros(1, dtype=np.int64)
+    return stack[0], vector, vector, index, index, stack, np.zeros((1, 2), dtype=np.int64)
+
+
 def _shrink_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.smo.shrink` as the chunking driver passes them: the
     variables' points, signs, base, bounds and values, the combined gradient, their moves, the
@@ -122,6 +131,7 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("shrink", _compiled("smo", "shrink"), _shrink_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
     ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
+    ("product_tiles", _compiled("product_stack", "product_tiles"), _product_arguments),
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
     ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),

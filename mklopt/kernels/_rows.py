@@ -21,7 +21,8 @@ import numpy as np
 
 from ._stack import cores, map_kernels
 
-__all__ = ["by_row_blocks", "map_row_blocks", "squared_distances", "rbf_training_kernels"]
+__all__ = ["by_row_blocks", "map_row_blocks", "gram_by_row_blocks", "squared_distances", "rbf_training_kernels",
+           "product_training_kernels"]
 
 #: Fewest rows in a block (a block's product must outweigh handing it to a thread).
 MIN_ROWS = 64
@@ -42,6 +43,12 @@ def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.nd
         out[block] = rows(block)
 
     map_row_blocks(fill, out.shape[0])
+    return out
+
+
+def gram_by_row_blocks(X: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out`` = :math:`XX^\\top`, each row block's product written in place (no block copied)."""
+    map_row_blocks(lambda rows: np.matmul(X[rows], X.T, out=out[rows]), X.shape[0])
     return out
 
 
@@ -70,14 +77,34 @@ def rbf_training_kernels(Xc: np.ndarray, gammas: np.ndarray, slots: np.ndarray, 
     exactly symmetric, diagonal 1), its tiles split over the cores."""
     from sklearn.utils.extmath import row_norms
 
-    from .._compiled.rbf_stack import rbf_tiles, tile_pairs
+    from .._compiled.rbf_stack import rbf_tiles
 
     slots = np.ascontiguousarray(slots, dtype=np.int64)
-    gram = out[slots[0]]
-    by_row_blocks(lambda rows: Xc[rows] @ Xc.T, gram)
+    gram = gram_by_row_blocks(Xc, out[slots[0]])
     norms = row_norms(Xc, squared=True)
-    pairs = tile_pairs(Xc.shape[0])
-    parts = max(1, min(cores(), pairs.shape[0]))
     gammas = np.ascontiguousarray(gammas, dtype=float)
-    map_kernels(lambda b: rbf_tiles(gram, norms, gammas, slots, out, np.ascontiguousarray(pairs[b::parts])),
-                parts)
+    _over_tiles(lambda pairs: rbf_tiles(gram, norms, gammas, slots, out, pairs), Xc.shape[0])
+
+
+def product_training_kernels(X: np.ndarray, gammas: np.ndarray, coef0s: np.ndarray, degrees: np.ndarray,
+                             slots: np.ndarray, out: np.ndarray) -> None:
+    """``out[slots[k]]`` = the linear kernel of the training points ``X`` (``degrees[k] = 0``) or
+    the polynomial :math:`(\\gamma_k XX^\\top + c_k)^{d_k}`: the Gram matrix by row blocks into
+    ``out[slots[0]]``, then every kernel in one compiled pass over its upper triangle
+    (:mod:`~mklopt._compiled.product_stack`: exactly symmetric), its tiles split over the cores."""
+    from .._compiled.product_stack import product_tiles
+
+    slots = np.ascontiguousarray(slots, dtype=np.int64)
+    gram = gram_by_row_blocks(X, out[slots[0]])
+    forms = (np.ascontiguousarray(gammas, dtype=float), np.ascontiguousarray(coef0s, dtype=float),
+             np.ascontiguousarray(degrees, dtype=np.int64))
+    _over_tiles(lambda pairs: product_tiles(gram, *forms, slots, out, pairs), X.shape[0])
+
+
+def _over_tiles(work: Callable[[np.ndarray], None], n: int) -> None:
+    """``work(pairs)`` for the tiles of an n x n upper triangle, split evenly over the cores."""
+    from .._compiled.rbf_stack import tile_pairs
+
+    pairs = tile_pairs(n)
+    parts = max(1, min(cores(), pairs.shape[0]))
+    map_kernels(lambda b: work(np.ascontiguousarray(pairs[b::parts])), parts)

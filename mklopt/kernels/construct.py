@@ -14,10 +14,10 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
-from ._rows import by_row_blocks, rbf_training_kernels, squared_distances
+from ._rows import by_row_blocks, product_training_kernels, rbf_training_kernels, squared_distances
 from .._options import real_array
 from .features import check_finite_features
-from ._named import evaluated_spec, is_real, named_kernel, product_kernel_into
+from ._named import evaluated_spec, is_real, named_kernel, product_form, product_kernel_into
 from .user_kernel import call_user_kernel
 from .rounding import SHIFT_INVARIANT, DataScales, centred, trusted_by_construction
 
@@ -135,7 +135,9 @@ def kernel_stack(X: np.ndarray, specs: Sequence[KernelSpec],
     :math:`K_m = \\exp(-\\gamma_m D)`, the values of ``rbf_kernel``. Training kernels
     (no ``Y``) are all made in one compiled pass over the upper triangle of the Gram
     matrix (:mod:`~mklopt._compiled.rbf_stack`), which writes each entry at both of its
-    places: exactly symmetric, with diagonal 1, and :math:`D` never stored.
+    places: exactly symmetric, with diagonal 1, and :math:`D` never stored; their linear and
+    polynomial kernels likewise from one Gram matrix of ``X`` for all of them
+    (:mod:`~mklopt._compiled.product_stack`: scikit-learn's operations in its order).
     Shift-invariant kernels (RBF, Laplacian) are evaluated on the data centred
     at the mean of ``Y`` (of ``X`` without ``Y``): the cancellation in
     :math:`\\|x\\|^2 + \\|y\\|^2 - 2\\langle x, y\\rangle` is then relative to the
@@ -202,6 +204,10 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         rbf_training_kernels(Xc, np.array([gammas[m] for m in rbf]), np.array(rbf), out)
     elif rbf:  # one matrix of squared distances for all RBF kernels
         distances = squared_distances(Xc, Yc)
+    forms = [product_form(p, X.shape[1]) if same else None for p in parsed]
+    products = [m for m in range(len(specs)) if forms[m] is not None]
+    if products:  # linear and polynomial: one Gram matrix of X for all, exactly symmetric
+        product_training_kernels(X, *np.array([forms[m] for m in products]).T, np.array(products), out)
 
     def evaluated(m: int, rows: slice | None = None) -> np.ndarray:
         """Kernel m, or its rows ``rows`` (a named kernel only)."""
@@ -215,7 +221,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     # exact only so)
     user = [parsed[m] is None or callable(parsed[m][0]) for m in range(len(specs))]
     few = len(specs) < cores()
-    here = [user[m] or (few and gammas[m] is None) for m in range(len(specs))]
+    here = [user[m] or (few and gammas[m] is None and forms[m] is None) for m in range(len(specs))]
     for m in np.flatnonzero(here):
         if user[m] or parsed[m][0] in SHIFT_INVARIANT:
             out[m] = evaluated(m)
@@ -226,7 +232,8 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         if distances is not None and gammas[m] is not None:
             np.multiply(distances, -gammas[m], out=out[m])
             np.exp(out[m], out=out[m])
-        elif not here[m] and gammas[m] is None and not product_kernel_into(parsed[m], X, Y, out[m]):
+        elif not here[m] and gammas[m] is None and forms[m] is None \
+                and not product_kernel_into(parsed[m], X, Y, out[m]):
             out[m] = evaluated(m)
         return None if finish is None else finish(m, out[m])
 
@@ -254,9 +261,18 @@ def _is_view(spec: KernelSpec) -> bool:
 
 def symmetric_by_construction(specs: Sequence[KernelSpec], d: int) -> list[bool]:
     """Which training kernels :func:`build_stack` writes exactly symmetric by construction: the
-    RBF ones, made in one compiled pass over the upper triangle that writes each entry at
-    both of its places (:mod:`~mklopt._compiled.rbf_stack`)."""
-    return [_rbf_gamma(spec, d) is not None for spec in specs]
+    RBF, linear and polynomial ones, made in compiled passes over the upper triangle of a Gram
+    matrix that write each entry at both of its places (:mod:`~mklopt._compiled.rbf_stack`,
+    :mod:`~mklopt._compiled.product_stack`)."""
+    return [_rbf_gamma(spec, d) is not None or _product_spec(spec, d) for spec in specs]
+
+
+def _product_spec(spec: KernelSpec, d: int) -> bool:
+    """A linear or polynomial spec (:func:`~mklopt.kernels._named.product_form`)."""
+    try:
+        return not callable(spec) and product_form(_parse_spec(spec), d) is not None
+    except KernelError:  # a bad spec: build_stack says what is wrong with it
+        return False
 
 
 def _rbf_gamma(spec: KernelSpec, d: int) -> float | None:
