@@ -10,7 +10,11 @@ dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gra
 (:mod:`~mklopt._compiled.rbf_stack`, :mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for the
 default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
 combined kernel compile on first use). Compiled on first use they
-cost a fresh environment's first fit about three seconds. Installing the package
+cost a fresh environment's first fit about three seconds. A fit on precomputed kernels
+(``kernels="precomputed"``) calls three more: the copy into mklopt's layout
+(:mod:`~mklopt._compiled.blocks`) and the PSD screen of kernels given by the user, exact for
+small ones (:mod:`~mklopt._compiled.small_kernels`), by Lanczos for larger ones
+(:mod:`~mklopt._compiled.lanczos`); compiled on first use they cost its first fit 3.5-4.5 s. Installing the package
 (its build hook) runs :func:`build`, which compiles them with numba for the installing
 machine and writes numba's cache entries into the package (``_ahead``, read through
 :mod:`~mklopt._compiled.cache`), so the first fit loads machine code like the
@@ -87,6 +91,27 @@ def _product_arguments() -> tuple:
     return stack[0], vector, vector, index, index, stack, np.zeros((1, 2), dtype=np.int64)
 
 
+def _copy_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.blocks.kernels_first` as a precomputed fit passes
+    them: the read-only (n, n, M) array, the read-only order, the stack written, the rows."""
+    return frozen(np.zeros((2, 2, 1))), frozen(np.arange(2), np.int64), np.zeros((1, 2, 2)), 0, 2
+
+
+def _lanczos_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.lanczos.lanczos_tridiagonal` as the PSD screen of a
+    given kernel passes them: the read-only kernel, the start and its product, exact symmetry,
+    whether the product is given, the basis, the tridiagonal written."""
+    vector = np.ones(2)
+    return frozen(np.eye(2)), vector, vector, True, True, np.zeros((2, 2)), vector, vector
+
+
+def _small_screen_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.small_kernels.shifted_cholesky` as the exact PSD
+    test of small given kernels passes them: the read-only kernels and scales, the noise per
+    norm, the levels and LAPACK's answers written."""
+    return frozen(np.zeros((1, 2, 2))), frozen(np.ones(1)), 1e-12, np.zeros(1), np.zeros(1, dtype=np.int32)
+
+
 def _shrink_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.smo.shrink` as the chunking driver passes them: the
     variables' points, signs, base, bounds and values, the combined gradient, their moves, the
@@ -135,6 +160,10 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
     ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
+    # a fit on precomputed kernels: copied into mklopt's layout, then screened for PSD
+    ("kernels_first", _compiled("blocks", "kernels_first"), _copy_arguments),
+    ("shifted_cholesky", _compiled("small_kernels", "shifted_cholesky"), _small_screen_arguments),
+    ("lanczos_tridiagonal", _compiled("lanczos", "lanczos_tridiagonal"), _lanczos_arguments),
 ]
 
 
