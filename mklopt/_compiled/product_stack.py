@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .cache import locked_cache
-from .rbf_stack import TILE
+from .rbf_stack import TILE, mirror_tile
 
 __all__ = ["product_tiles", "LINEAR"]
 
@@ -52,10 +52,7 @@ def product_tiles(G, gammas, coef0s, degrees, slots, stack, pairs):
                 for c in range(columns):
                     row[c] = _entry(values[c], gammas[k], coef0s[k], degrees[k])
             if top != left:
-                for c in range(columns):
-                    mirror = out[left + c, top:top + rows]
-                    for r in range(rows):
-                        mirror[r] = out[top + r, left + c]
+                mirror_tile(out, top, left, rows, columns)
 
 
 @locked_cache

@@ -25,7 +25,7 @@ from numba import njit
 from .cache import locked_cache
 from .fastexp import exp_nonpositive
 
-__all__ = ["rbf_tiles", "tile_pairs", "TILE"]
+__all__ = ["rbf_tiles", "tile_pairs", "mirror_tile", "TILE"]
 
 #: Rows and columns of a tile.
 TILE = 64
@@ -56,11 +56,19 @@ def rbf_tiles(G, norms, gammas, slots, stack, pairs):
                 row, near = out[top + r, left:left + columns], distances[r]
                 for c in range(columns):
                     row[c] = exp_nonpositive(minus * near[c])
-            if top != left:  # its mirror below the diagonal, row by row
-                for c in range(columns):
-                    mirror = out[left + c, top:top + rows]
-                    for r in range(rows):
-                        mirror[r] = out[top + r, left + c]
+            if top != left:
+                mirror_tile(out, top, left, rows, columns)
+
+
+@locked_cache
+@njit(cache=True, nogil=True, inline="always")
+def mirror_tile(out, top, left, rows, columns):
+    """The tile of ``out`` at (top, left), above the diagonal, written at its mirror below it, row
+    by row."""
+    for c in range(columns):
+        mirror = out[left + c, top:top + rows]
+        for r in range(rows):
+            mirror[r] = out[top + r, left + c]
 
 
 @locked_cache
