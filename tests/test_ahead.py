@@ -36,6 +36,7 @@ with watching() as records:
     decision = model.decision_function(X[:50])
     binary = make_pipeline(StandardScaler(), MKLClassifier(C=10)).fit(X[:150], y[:150] == 3)
     regressor = make_pipeline(StandardScaler(), MKLRegressor()).fit(X, X[:, 20])
+    pairs = make_pipeline(StandardScaler(), MKLClassifier(multiclass="ovo")).fit(X[:300], y[:300])
     given = np.moveaxis(kernel_stack(StandardScaler().fit_transform(X), ["linear", "rbf"]), 0, 2).copy()
     small = MKLClassifier(kernels="precomputed").fit(given[:150, :150], y[:150] == 3)  # exact PSD test
     large = MKLClassifier(kernels="precomputed").fit(given, y == 3)  # the Lanczos screen
@@ -43,7 +44,8 @@ print(json.dumps({"compiled": sorted({name for name, _ in records}),
                   "weights": model[-1].weights_.tolist(), "decision": decision.tolist(),
                   "binary": binary[-1].result_.weights.tolist(), "gap": binary[-1].result_.rel_gap,
                   "regressor": regressor[-1].result_.weights.tolist(),
-                  "precomputed": [small.weights_.tolist(), large.weights_.tolist()]}))
+                  "precomputed": [small.weights_.tolist(), large.weights_.tolist()],
+                  "ovo": pairs[-1].weights_.tolist()}))
 """
 
 
@@ -58,8 +60,8 @@ def _fresh_fit(tmp_path, **env) -> dict:
 
 @pytest.mark.parametrize("name, dispatcher_of, arguments", AHEAD, ids=[entry[0] for entry in AHEAD])
 def test_the_signatures_built_ahead_are_those_the_default_fits_call(name, dispatcher_of, arguments):
-    """A default fit and one on precomputed kernels (here, in this process) call each function
-    with the types built ahead."""
+    """A default fit, one on precomputed kernels and one-vs-one (here, in this process) call each
+    function with the types built ahead."""
     from sklearn.datasets import load_digits
 
     from mklopt import MKLClassifier, kernel_stack
@@ -69,6 +71,7 @@ def test_the_signatures_built_ahead_are_those_the_default_fits_call(name, dispat
         MKLClassifier().fit(X[:n], y[:n] == 1)
         given = np.moveaxis(kernel_stack(X[:n] / 16.0, ["linear", "rbf"]), 0, 2).copy()
         MKLClassifier(kernels="precomputed").fit(given, y[:n] == 1)
+    MKLClassifier(multiclass="ovo").fit(X[:200], y[:200])
     assert ahead_signature(arguments) in dispatcher_of().signatures, name
 
 
@@ -81,15 +84,15 @@ def test_install_built_the_default_fits_machine_code():
 
 def test_a_first_fit_in_a_fresh_environment_compiles_nothing_and_answers_alike(tmp_path):
     """Issue 57.1: with an empty numba cache, the default classifier (one-vs-rest, 600 points),
-    a binary one (150 points: the small problems' path), the regressor and two fits on
-    precomputed kernels (150 and 600 points: the exact PSD test and the Lanczos screen)
-    compile nothing; without the package's code (``MKLOPT_NO_AHEAD=1``) the same fits compile
+    a binary one (150 points: the small problems' path), the regressor, one-vs-one (300 points)
+    and two fits on precomputed kernels (150 and 600 points: the exact PSD test and the
+    Lanczos screen) compile nothing; without the package's code (``MKLOPT_NO_AHEAD=1``) the same fits compile
     every function built ahead on the spot, and the answers are identical."""
     ahead = _fresh_fit(tmp_path)
     compiled = _fresh_fit(tmp_path, MKLOPT_NO_AHEAD="1")
     assert ahead["compiled"] == []
     assert len(compiled["compiled"]) == len(AHEAD)
-    for key in ("weights", "decision", "binary", "regressor", "precomputed"):
+    for key in ("weights", "decision", "binary", "regressor", "precomputed", "ovo"):
         assert np.array_equal(ahead[key], compiled[key]), key
     assert ahead["gap"] <= 1e-4
 

@@ -10,7 +10,8 @@ dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gra
 (:mod:`~mklopt._compiled.rbf_stack`, :mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for the
 default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
 combined kernel compile on first use). Compiled on first use they
-cost a fresh environment's first fit about three seconds. A fit on precomputed kernels
+cost a fresh environment's first fit about three seconds. One-vs-one copies each pair's
+kernels out of the training stack (:mod:`~mklopt._compiled.blocks`). A fit on precomputed kernels
 (``kernels="precomputed"``) calls three more: the copy into mklopt's layout
 (:mod:`~mklopt._compiled.blocks`) and the PSD screen of kernels given by the user, exact for
 small ones (:mod:`~mklopt._compiled.small_kernels`), by Lanczos for larger ones
@@ -97,6 +98,14 @@ def _copy_arguments() -> tuple:
     return frozen(np.zeros((2, 2, 1))), frozen(np.arange(2), np.int64), np.zeros((1, 2, 2)), 0, 2
 
 
+def _gather_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.blocks.gather_block` as one-vs-one's pairs pass them
+    (:meth:`~mklopt.kernels.KernelSet.points`): the read-only stack, the points as rows and as
+    columns, the pair's stack written."""
+    index = np.zeros(1, dtype=np.int64)
+    return frozen(np.zeros((1, 2, 2))), index, index, np.zeros((1, 1, 1))
+
+
 def _lanczos_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.lanczos.lanczos_tridiagonal` as the PSD screen of a
     given kernel passes them: the read-only kernel, the start and its product, exact symmetry,
@@ -160,6 +169,8 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
     ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
+    # one-vs-one: each pair's kernels copied out of the training stack
+    ("gather_block", _compiled("blocks", "gather_block"), _gather_arguments),
     # a fit on precomputed kernels: copied into mklopt's layout, then screened for PSD
     ("kernels_first", _compiled("blocks", "kernels_first"), _copy_arguments),
     ("shifted_cholesky", _compiled("small_kernels", "shifted_cholesky"), _small_screen_arguments),
