@@ -37,6 +37,7 @@ with watching() as records:
     binary = make_pipeline(StandardScaler(), MKLClassifier(C=10)).fit(X[:150], y[:150] == 3)
     regressor = make_pipeline(StandardScaler(), MKLRegressor()).fit(X, X[:, 20])
     pairs = make_pipeline(StandardScaler(), MKLClassifier(multiclass="ovo")).fit(X[:300], y[:300])
+    outer = make_pipeline(StandardScaler(), MKLClassifier(driver="cutting_plane")).fit(X[:200], y[:200] == 1)
     given = np.moveaxis(kernel_stack(StandardScaler().fit_transform(X), ["linear", "rbf"]), 0, 2).copy()
     small = MKLClassifier(kernels="precomputed").fit(given[:150, :150], y[:150] == 3)  # exact PSD test
     large = MKLClassifier(kernels="precomputed").fit(given, y == 3)  # the Lanczos screen
@@ -45,7 +46,7 @@ print(json.dumps({"compiled": sorted({name for name, _ in records}),
                   "binary": binary[-1].result_.weights.tolist(), "gap": binary[-1].result_.rel_gap,
                   "regressor": regressor[-1].result_.weights.tolist(),
                   "precomputed": [small.weights_.tolist(), large.weights_.tolist()],
-                  "ovo": pairs[-1].weights_.tolist()}))
+                  "ovo": pairs[-1].weights_.tolist(), "outer": outer[-1].weights_.tolist()}))
 """
 
 
@@ -72,6 +73,7 @@ def test_the_signatures_built_ahead_are_those_the_default_fits_call(name, dispat
         given = np.moveaxis(kernel_stack(X[:n] / 16.0, ["linear", "rbf"]), 0, 2).copy()
         MKLClassifier(kernels="precomputed").fit(given, y[:n] == 1)
     MKLClassifier(multiclass="ovo").fit(X[:200], y[:200])
+    MKLClassifier(driver="cutting_plane").fit(X[:200] / 16.0, y[:200] == 1)  # SMO on K_mu
     assert ahead_signature(arguments) in dispatcher_of().signatures, name
 
 
@@ -84,15 +86,15 @@ def test_install_built_the_default_fits_machine_code():
 
 def test_a_first_fit_in_a_fresh_environment_compiles_nothing_and_answers_alike(tmp_path):
     """Issue 57.1: with an empty numba cache, the default classifier (one-vs-rest, 600 points),
-    a binary one (150 points: the small problems' path), the regressor, one-vs-one (300 points)
-    and two fits on precomputed kernels (150 and 600 points: the exact PSD test and the
+    a binary one (150 points: the small problems' path), the regressor, one-vs-one (300 points),
+    the cutting plane (SMO on the combined kernel) and two fits on precomputed kernels (150 and 600 points: the exact PSD test and the
     Lanczos screen) compile nothing; without the package's code (``MKLOPT_NO_AHEAD=1``) the same fits compile
     every function built ahead on the spot, and the answers are identical."""
     ahead = _fresh_fit(tmp_path)
     compiled = _fresh_fit(tmp_path, MKLOPT_NO_AHEAD="1")
     assert ahead["compiled"] == []
     assert len(compiled["compiled"]) == len(AHEAD)
-    for key in ("weights", "decision", "binary", "regressor", "precomputed", "ovo"):
+    for key in ("weights", "decision", "binary", "regressor", "precomputed", "ovo", "outer"):
         assert np.array_equal(ahead[key], compiled[key]), key
     assert ahead["gap"] <= 1e-4
 

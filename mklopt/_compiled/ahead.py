@@ -8,9 +8,10 @@ dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gra
 (:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD screen of small kernels
 (:mod:`~mklopt._compiled.small_kernels`) and the RBF, linear and polynomial kernels of the training stack
 (:mod:`~mklopt._compiled.rbf_stack`, :mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for the
-default kernels at every size (the outer loops' compiled SMO of a combined kernel and the
-combined kernel compile on first use). Compiled on first use they
-cost a fresh environment's first fit about three seconds. One-vs-one copies each pair's
+default kernels at every size. Compiled on first use they cost a fresh environment's first
+fit about three seconds. The outer loops (cutting plane, wrapper, DCA; ``mklopt demo``) solve
+their SVMs by SMO on the combined kernel (:mod:`~mklopt._compiled.smo_qp`,
+:mod:`~mklopt._compiled.products`: 4.8 s of a first demo's 15 s). One-vs-one copies each pair's
 kernels out of the training stack (:mod:`~mklopt._compiled.blocks`). A fit on precomputed kernels
 (``kernels="precomputed"``) calls three more: the copy into mklopt's layout
 (:mod:`~mklopt._compiled.blocks`) and the PSD screen of kernels given by the user, exact for
@@ -106,6 +107,25 @@ def _gather_arguments() -> tuple:
     return frozen(np.zeros((1, 2, 2))), index, index, np.zeros((1, 1, 1))
 
 
+def _combined_sum_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.products._weighted_sum` as
+    :func:`~mklopt._compiled.products.combined_kernel` passes them: the read-only flattened
+    stack, the kernels in use and their weights, the combined kernel written."""
+    return frozen(np.zeros((1, 4))), frozen(np.zeros(1), np.int64), frozen(np.ones(1)), np.zeros(4)
+
+
+def _smo_qp_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.smo_qp.smo_qp` as the outer loops' SMO on a combined
+    kernel passes them (:mod:`~mklopt.drivers.smo_inner`): the read-only K_mu, rows, signs,
+    base and bounds, the variables and gradient written, the tolerance, the budget, ``tau``
+    left at its default."""
+    from numba import types
+
+    vector = frozen(np.ones(2))
+    return (frozen(np.eye(2)), frozen(np.arange(2), np.int64), vector, vector, vector, np.zeros(2), np.zeros(2),
+            1e-3, 10, types.Omitted(1e-12))
+
+
 def _lanczos_arguments() -> tuple:
     """Arguments of :func:`~mklopt._compiled.lanczos.lanczos_tridiagonal` as the PSD screen of a
     given kernel passes them: the read-only kernel, the start and its product, exact symmetry,
@@ -169,6 +189,9 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
     ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),
+    # the outer loops (cutting plane, wrapper, DCA: mklopt demo): SMO on the combined kernel
+    ("_weighted_sum", _compiled("products", "_weighted_sum"), _combined_sum_arguments),
+    ("smo_qp", _compiled("smo_qp", "smo_qp"), _smo_qp_arguments),
     # one-vs-one: each pair's kernels copied out of the training stack
     ("gather_block", _compiled("blocks", "gather_block"), _gather_arguments),
     # a fit on precomputed kernels: copied into mklopt's layout, then screened for PSD
