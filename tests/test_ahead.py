@@ -86,10 +86,11 @@ def test_install_built_the_default_fits_machine_code():
 
 def test_a_first_fit_in_a_fresh_environment_compiles_nothing_and_answers_alike(tmp_path):
     """Issue 57.1: with an empty numba cache, the default classifier (one-vs-rest, 600 points),
-    a binary one (150 points: the small problems' path), the regressor, one-vs-one (300 points),
-    the cutting plane (SMO on the combined kernel) and two fits on precomputed kernels (150 and 600 points: the exact PSD test and the
-    Lanczos screen) compile nothing; without the package's code (``MKLOPT_NO_AHEAD=1``) the same fits compile
-    every function built ahead on the spot, and the answers are identical."""
+    a binary one (150 points: the small problems' path), the regressor, one-vs-one (300
+    points), the cutting plane (SMO on the combined kernel) and two fits on precomputed
+    kernels (150 and 600 points: the exact PSD test and the Lanczos screen) compile nothing;
+    without the package's code (``MKLOPT_NO_AHEAD=1``) the same fits compile every function
+    built ahead on the spot, and the answers are identical."""
     ahead = _fresh_fit(tmp_path)
     compiled = _fresh_fit(tmp_path, MKLOPT_NO_AHEAD="1")
     assert ahead["compiled"] == []

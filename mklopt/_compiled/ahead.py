@@ -1,27 +1,28 @@
-"""The machine code a default fit needs, built when mklopt is installed.
+"""The machine code the first fits need, built when mklopt is installed.
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
 included — calls eight compiled functions, each with one signature: the SMO chunk on a
-dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gradient update
-(:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
-(:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD screen of small kernels
-(:mod:`~mklopt._compiled.small_kernels`) and the RBF, linear and polynomial kernels of the training stack
-(:mod:`~mklopt._compiled.rbf_stack`, :mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for the
-default kernels at every size. Compiled on first use they cost a fresh environment's first
-fit about three seconds. The outer loops (cutting plane, wrapper, DCA; ``mklopt demo``) solve
-their SVMs by SMO on the combined kernel (:mod:`~mklopt._compiled.smo_qp`,
-:mod:`~mklopt._compiled.products`: 4.8 s of a first demo's 15 s). One-vs-one copies each pair's
-kernels out of the training stack (:mod:`~mklopt._compiled.blocks`). A fit on precomputed kernels
-(``kernels="precomputed"``) calls three more: the copy into mklopt's layout
-(:mod:`~mklopt._compiled.blocks`) and the PSD screen of kernels given by the user, exact for
-small ones (:mod:`~mklopt._compiled.small_kernels`), by Lanczos for larger ones
-(:mod:`~mklopt._compiled.lanczos`); compiled on first use they cost its first fit 3.5-4.5 s. Installing the package
-(its build hook) runs :func:`build`, which compiles them with numba for the installing
-machine and writes numba's cache entries into the package (``_ahead``, read through
-:mod:`~mklopt._compiled.cache`), so the first fit loads machine code like the
-hundredth. Other fits (kernels on the fly, factors, the threads' variants of large
-problems) compile on first use, announced in the log, or ahead with ``mklopt compile``.
+dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gradient
+update (:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
+(:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD
+screen of small kernels (:mod:`~mklopt._compiled.small_kernels`) and the RBF, linear and
+polynomial kernels of the training stack (:mod:`~mklopt._compiled.rbf_stack`,
+:mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for
+the default kernels at every size. Compiled on first use they cost a fresh environment's
+first fit about three seconds. Six more serve other first contacts: the outer loops
+(cutting plane, wrapper, DCA; ``mklopt demo``) solve their SVMs by SMO on the combined
+kernel (:mod:`~mklopt._compiled.smo_qp`, :mod:`~mklopt._compiled.products`: 4.8 s of a
+first demo's 15 s); one-vs-one copies each pair's kernels out of the training stack
+(:mod:`~mklopt._compiled.blocks`); a fit on precomputed kernels copies them into mklopt's
+layout (:mod:`~mklopt._compiled.blocks`) and screens them for PSD, exactly when small
+(:mod:`~mklopt._compiled.small_kernels`), by Lanczos when larger
+(:mod:`~mklopt._compiled.lanczos`): 3.5-4.5 s of its first fit. Installing the package (its
+build hook) runs :func:`build`, which compiles them with numba for the installing machine
+and writes numba's cache entries into the package (``_ahead``, read through
+:mod:`~mklopt._compiled.cache`), so the first fit loads machine code like the hundredth.
+Other fits (kernels on the fly, factors, the threads' variants of large problems) compile
+on first use, announced in the log, or ahead with ``mklopt compile``.
 
 :data:`AHEAD` names the functions and builds their argument types from the constructors
 the fits use (:func:`~mklopt._compiled.columns.oracle_of`,
