@@ -81,3 +81,52 @@ def test_gradient_updates_in_reused_memory_equal_fresh_ones(representation):
         add_columns_into(oracle, new_cache(kernels.n, 4), index, delta, reused, ktable, scratch, 1)
         add_columns(oracle, new_cache(kernels.n, 4), index, delta, fresh, ktable, 1)
         assert np.array_equal(reused, fresh)
+
+
+def test_a_column_cache_fills_its_empty_slots_in_order_then_evicts_the_least_recently_used():
+    from mklopt._compiled.column_cache import cached_slot, reset_cache
+
+    cache = new_cache(10, 3)
+    assert [cached_slot(cache, i) for i in (4, 7, 4, 2)] == [(0, False), (1, False), (0, True), (2, False)]
+    assert cached_slot(cache, 9) == (1, False)  # full: 7 was used least recently
+    assert cached_slot(cache, 7) == (0, False)  # then 4
+    reset_cache(cache)  # the weights changed: every column forgotten, the slots filled afresh
+    assert [cached_slot(cache, i) for i in (9, 4)] == [(0, False), (1, False)]
+    assert list(cache[4][1:3]) == [1, 7]  # hits and misses counted across the reset
+
+
+def test_stack_columns_get_a_slot_per_point_within_the_memory_budget():
+    _, lazy = _lazy(n=200)
+    dense = lazy.dense()
+    assert _core_memory.column_caches(dense, 256.0, 0, 100)[1][0].shape == (200, 200)
+    assert _core_memory.column_caches(dense, 0.05, 0, 100)[1][0].shape == (32, 200)  # 50 kB: 32 columns
+    assert _core_memory.column_caches(lazy, 256.0, 1, 100)[1][0].shape == (202, 200)  # on the fly: 2Q + 2
+
+
+def _digits_class(n: int = 500):
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = (X[:n] - X[:n].mean(axis=0)) / (X[:n].std(axis=0) + 1e-12)
+    specs = ["linear", ("rbf", {"gamma": 1 / 64}), ("rbf", {"gamma": 10 / 64})]
+    return KernelSet.from_data(X, specs, normalization="multiplicative"), np.where(y[:n] == 8, 1.0, -1.0)
+
+
+def test_columns_kept_at_settled_weights_give_the_answer_of_columns_made_afresh(monkeypatch):
+    """The SVM's last chunks at weights the weight step left where they were reuse the cached
+    K_mu columns (more hits, fewer misses); every column is the one a fresh cache would make, so
+    the fit is the same bit for bit."""
+    from mklopt._compiled.column_cache import reset_cache
+
+    kernels, y = _digits_class()
+    kept = mklopt.fit(kernels, y, "chunking", C=100.0, tol=1e-4)
+
+    def afresh(self, mu, points):
+        reset_cache(self.cache)
+
+    monkeypatch.setattr(Chunking, "_keep_columns", afresh)
+    fresh = mklopt.fit(kernels, y, "chunking", C=100.0, tol=1e-4)
+    assert kept.status == fresh.status == "converged" and kept.certificate.certified(1e-4)
+    assert np.array_equal(kept.alpha, fresh.alpha) and np.array_equal(kept.weights, fresh.weights)
+    assert kept.history[-1]["cache_misses"] < fresh.history[-1]["cache_misses"]
+    assert kept.history[-1]["cache_hits"] > fresh.history[-1]["cache_hits"]

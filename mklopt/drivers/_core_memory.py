@@ -28,10 +28,12 @@ CACHE_MB = 256.0
 def column_caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
     """(inner-product cache, K_mu column cache) within ``cache_mb`` megabytes.
 
-    K_mu columns live only while the weights are fixed (one chunk: at most 2Q
-    indices), so they get 2Q + 2 slots; on the fly (``views`` > 0: the number of
-    views, 1 without them) the inner products :math:`X x_i`, valid for the whole
-    run, get the rest: one product column of every view per point.
+    K_mu columns live only while the weights are fixed. On a stack or factors they get up to
+    one slot per point: at settled weights a chunk makes up to ``MAX_CHUNK * Q`` pairs and the
+    columns are kept from step to step, where 2Q + 2 slots recomputed 1.8 columns a pair in
+    the SVM's last chunks (digits, C = 100, 400 free variables). On the fly (``views`` > 0: the
+    number of views, 1 without them) they get 2Q + 2 and the inner products
+    :math:`X x_i`, valid for the whole run, the rest: one product column of every view per point.
     """
     if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float, np.number)) \
             or not math.isfinite(cache_mb) or cache_mb <= 0:
@@ -43,7 +45,7 @@ def column_caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
         raise InvalidInputError(
             f"cache_mb={cache_mb} holds {slots} kernel column(s) of {kernels.n} points; the solver "
             f"needs at least {needed} ({needed * column_bytes / 2**20:.3g} MB): raise cache_mb.")
-    combined = min(2 * Q + 2, slots - views) if views else min(2 * Q + 2, slots)
+    combined = min(2 * Q + 2, slots - views) if views else min(kernels.n, slots)
     dots = new_cache(views * kernels.n, (slots - combined) // views) if views else new_cache(kernels.n, 0)
     return dots, new_cache(kernels.n, combined)
 
