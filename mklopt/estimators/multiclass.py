@@ -31,6 +31,7 @@ from ..drivers.chunking import CACHE_MB
 from ..drivers.core_threads import core_threads, on_threads
 from ..exceptions import SolverError
 from ..kernels._blas import numpy_blas_only, single_blas_thread
+from ..kernels._pool import on_kept_threads
 from . import _base
 from .one_vs_one import solve_pairs
 
@@ -109,16 +110,14 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
 
 
 def on_own_threads(tasks: list[Callable[[], Any]], jobs: int | None) -> list:
-    """The tasks' results in order, on ``jobs`` threads of a pool made for them. The core's
-    default threads take no joblib backend, and joblib's thread pool costs ~11 ms a fit here
-    (its own pool, results polled with sleeps), more than one of digits' ten classes; the
-    first exception a task raises is raised here, as joblib would."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    """The tasks' results in order, on ``jobs`` threads kept from fit to fit
+    (:func:`~mklopt.kernels._pool.on_kept_threads`). The core's default threads take no joblib
+    backend, and joblib's thread pool costs ~11 ms a fit here (its own pool, results polled
+    with sleeps), more than one of digits' ten classes; the first exception a task raises is
+    raised here, as joblib would."""
     if jobs is None or jobs <= 1:  # None: one at a time, as joblib takes it
         return [task() for task in tasks]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(lambda task: task(), tasks))
+    return on_kept_threads("problems", lambda task: task(), tasks, jobs)
 
 
 def pairs_in_processes(kernel_set) -> bool:

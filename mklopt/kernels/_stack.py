@@ -10,13 +10,13 @@ sketch vectors and one kernel per core
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..exceptions import KernelError
+from ._pool import on_kept_threads
 from ._threads import granted_threads
 from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
@@ -51,12 +51,11 @@ def map_kernels(work: Callable[[int], Any], M: int) -> list:
     Each call reads one kernel (in cache) with NumPy/BLAS, which release the
     GIL; one thread per core beats threaded BLAS on these small products.
     """
-    workers = min(M, cores())
+    threads = cores()
     with single_blas_thread():
-        if workers <= 1:
+        if min(M, threads) <= 1:
             return [work(m) for m in range(M)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(work, range(M)))
+        return on_kept_threads("kernels", work, range(M), threads)
 
 
 @dataclass
