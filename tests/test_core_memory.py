@@ -124,7 +124,7 @@ def test_columns_kept_at_settled_weights_give_the_answer_of_columns_made_afresh(
     def afresh(self, mu, points):
         reset_cache(self.cache)
 
-    monkeypatch.setattr(Chunking, "_keep_columns", afresh)
+    monkeypatch.setattr(_core_memory.KeptColumns, "keep_for", afresh)
     fresh = mklopt.fit(kernels, y, "chunking", C=100.0, tol=1e-4)
     assert kept.status == fresh.status == "converged" and kept.certificate.certified(1e-4)
     assert np.array_equal(kept.alpha, fresh.alpha) and np.array_equal(kept.weights, fresh.weights)

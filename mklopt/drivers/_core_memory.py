@@ -1,7 +1,8 @@
 """The interleaved core's working memory: its two column caches and the RBF table.
 
 :func:`column_caches` splits the ``cache_mb`` budget of :class:`~mklopt.drivers.chunking.Chunking`
-between the columns of :math:`K_\\mu` (valid while the weights are fixed) and, for kernels
+between the columns of :math:`K_\\mu` (valid while the weights are fixed: :class:`KeptColumns`
+says when they still hold) and, for kernels
 computed on the fly, the inner products :math:`X x_i` (valid for the whole run);
 :func:`rbf_table_of` builds the table from which the RBF kernels on the fly are read
 (:mod:`mklopt._compiled.rbf_table`).
@@ -15,11 +16,11 @@ import threading
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from .._compiled.column_cache import new_cache
+from .._compiled.column_cache import new_cache, reset_cache
 from .._compiled.columns import LAZY, RBF
 from .._compiled.rbf_table import NO_TABLE, kernel_table, rbf_table
 
-__all__ = ["CACHE_MB", "column_caches", "rbf_table_of", "shared_kernel_table"]
+__all__ = ["CACHE_MB", "column_caches", "KeptColumns", "rbf_table_of", "shared_kernel_table"]
 
 #: Default memory for cached kernel columns, in MB.
 CACHE_MB = 256.0
@@ -48,6 +49,24 @@ def column_caches(kernels, cache_mb, views: int, Q: int) -> tuple[tuple, tuple]:
     combined = min(2 * Q + 2, slots - views) if views else min(kernels.n, slots)
     dots = new_cache(views * kernels.n, (slots - combined) // views) if views else new_cache(kernels.n, 0)
     return dots, new_cache(kernels.n, combined)
+
+
+class KeptColumns:
+    """The :math:`K_\\mu` column cache and what its columns hold: the weights they were made at,
+    and the points (a column holds its entries at a step's points only)."""
+
+    def __init__(self, cache: tuple, n: int, M: int) -> None:
+        self.cache, self.mu, self.at = cache, np.full(M, np.nan), np.zeros(n, dtype=np.bool_)
+
+    def keep_for(self, mu: np.ndarray, points: np.ndarray) -> None:
+        """Forget the columns unless they still hold at ``mu`` and ``points``: the same weights, and
+        these points among those they were made at. At settled weights the SVM's last chunks
+        then reuse them."""
+        if not (np.array_equal(mu, self.mu) and self.at[points].all()):
+            reset_cache(self.cache)
+            self.mu = mu.copy()
+            self.at[:] = False
+            self.at[points] = True
 
 
 def rbf_table_of(oracle: tuple) -> tuple:

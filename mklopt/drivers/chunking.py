@@ -41,14 +41,13 @@ import numpy as np
 from .._options import Flag, Integer, Real, Vector
 from ..exceptions import InvalidInputError
 from ..formulations import MKLData
-from .._compiled.column_cache import reset_cache
 from .._compiled.columns import LAZY, kernel_diagonals, oracle_of, product_length
 from .._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
 from ..kernels._blas import single_blas_thread
 from .._compiled.rbf_table import NO_KERNEL_TABLE, fill_table
 from ._progress import Progress
 from ..results.result import Certificate
-from ._core_memory import CACHE_MB, column_caches, rbf_table_of, shared_kernel_table
+from ._core_memory import CACHE_MB, KeptColumns, column_caches, rbf_table_of, shared_kernel_table
 from .._compiled.smo import shrink, smo_chunk
 from .._compiled.smo import violation as smo_violation
 from .base import Driver, Step
@@ -138,6 +137,7 @@ class Chunking(Driver):
         T = len(self.forms)
         # the outputs share the weights: K_mu columns serve all of them within a step
         self.dots, self.cache = column_caches(data.kernels, cache_mb, views, self.Q * T)
+        self.columns = KeptColumns(self.cache, n, M)
         self.table = rbf_table_of(self.oracle)
         lazy = self.oracle[0] == LAZY
         self.ktable = shared_kernel_table(data.kernels, self.oracle, self.table) if lazy else NO_KERNEL_TABLE
@@ -152,7 +152,6 @@ class Chunking(Driver):
         self.actives = [np.empty(form.start.size, dtype=np.int64) for form in self.forms]
         self.states = [np.empty(form.start.size, dtype=np.int8) for form in self.forms]
         self.marks, self.active = np.zeros(n, dtype=np.bool_), n
-        self._cached_mu, self._cached_at = np.full(M, np.nan), np.zeros(n, dtype=np.bool_)
         self.eps = min(1e-3, tol)
         self.init_weights = init_weights
         self.weight_step = WeightStep(data, max_cuts, second_order)
@@ -208,7 +207,7 @@ class Chunking(Driver):
         if self.table[0].shape[0]:
             fill_table(self.oracle, mu, self.table)
         points, actives = self._active_sets(mu)
-        self._keep_columns(mu, points)
+        self.columns.keep_for(mu, points)
         threads = numba.get_num_threads()  # once a step: numba checks its thread pool at each call
         pairs, violation, self.active = 0, 0.0, sum(active.size for active in actives)
         for form, base, beta, ghat, G, state, active in zip(self.forms, self.bases, self.betas, self.ghat,
@@ -237,16 +236,6 @@ class Chunking(Driver):
             self.stalled, self.stall_reason = True, self.slow_reason
         self._next_chunk(mu, next_weights)
         return Step(self.alpha.copy(), cert, next_weights, lower=lower, extra=self._extra(pairs, violation))
-
-    def _keep_columns(self, mu: np.ndarray, points: np.ndarray) -> None:
-        """Forget the cached :math:`K_\\mu` columns unless they still hold: the same weights, and
-        this step's points among those they were computed at (a column holds its entries at the
-        step's points only). At settled weights the SVM's last chunks then reuse them."""
-        if not (np.array_equal(mu, self._cached_mu) and self._cached_at[points].all()):
-            reset_cache(self.cache)
-            self._cached_mu = mu.copy()
-            self._cached_at[:] = False
-            self._cached_at[points] = True
 
     def _next_chunk(self, mu: np.ndarray, next_weights: np.ndarray) -> None:
         """Twice the pairs (up to ``MAX_CHUNK * Q``) after a θ-step that left the weights
