@@ -130,3 +130,27 @@ def test_columns_kept_at_settled_weights_give_the_answer_of_columns_made_afresh(
     assert np.array_equal(kept.alpha, fresh.alpha) and np.array_equal(kept.weights, fresh.weights)
     assert kept.history[-1]["cache_misses"] < fresh.history[-1]["cache_misses"]
     assert kept.history[-1]["cache_hits"] > fresh.history[-1]["cache_hits"]
+
+
+def test_kept_columns_hold_only_where_every_column_has_entries():
+    from mklopt._compiled.column_cache import cached_slot
+
+    cache = new_cache(6, 6)
+    kept = _core_memory.KeptColumns(cache, 6, 2)
+    mu, points = np.array([0.5, 0.5]), np.arange(6)
+
+    def cached() -> int:
+        return int((cache[2] >= 0).sum())
+
+    kept.keep_for(mu, points)
+    cached_slot(cache, 0)
+    kept.keep_for(mu, np.array([0, 1, 2]))  # fewer points: the column holds there
+    assert cached() == 1
+    cached_slot(cache, 1)  # made at points 0, 1, 2 only
+    kept.keep_for(mu, np.array([0, 1, 3]))  # point 3: the first column has it, the second not
+    assert cached() == 0
+    cached_slot(cache, 1)
+    kept.keep_for(mu.copy(), np.array([0, 1, 3]))  # the same weights, the same points
+    assert cached() == 1
+    kept.keep_for(np.array([0.4, 0.6]), np.array([0, 1]))  # other weights
+    assert cached() == 0

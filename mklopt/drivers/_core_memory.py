@@ -59,14 +59,15 @@ class KeptColumns:
         self.cache, self.mu, self.at = cache, np.full(M, np.nan), np.zeros(n, dtype=np.bool_)
 
     def keep_for(self, mu: np.ndarray, points: np.ndarray) -> None:
-        """Forget the columns unless they still hold at ``mu`` and ``points``: the same weights, and
-        these points among those they were made at. At settled weights the SVM's last chunks
-        then reuse them."""
+        """Forget the columns unless they hold at ``mu`` and ``points``: the same weights, and these
+        points among those every column has entries at. The columns made next have entries at
+        ``points`` only, so from now on the columns hold there. At settled weights the SVM's
+        last chunks then reuse them."""
         if not (np.array_equal(mu, self.mu) and self.at[points].all()):
             reset_cache(self.cache)
             self.mu = mu.copy()
-            self.at[:] = False
-            self.at[points] = True
+        self.at[:] = False
+        self.at[points] = True
 
 
 def rbf_table_of(oracle: tuple) -> tuple:
