@@ -54,7 +54,7 @@ def test_classes_on_threads_equal_one_at_a_time_and_are_certified(monkeypatch, o
     threaded = mklopt.MKLClassifier(**common).fit(X, y)
     jobs = core_threads.core_threads(3)
     assert jobs == (min(numba.get_num_threads(), 3) if core_threads.threadsafe_layer() else 1)
-    expected = chunking.CACHE_MB / jobs if on_the_fly and jobs > 1 else chunking.CACHE_MB
+    expected = chunking.CACHE_MB / jobs if jobs > 1 else chunking.CACHE_MB  # the classes at once share it
     assert seen == [expected] * 3
     single = mklopt.MKLClassifier(**common, n_jobs=1).fit(X, y)
     np.testing.assert_array_equal(threaded.weights_, single.weights_)

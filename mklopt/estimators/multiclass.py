@@ -2,9 +2,9 @@
 
 The problems share the training kernels (threads, no copies). On the interleaved core
 (``driver="chunking"``) they run side by side on numba's threads by default, each
-problem's parallel loops on its share of the cores (:mod:`mklopt.drivers.core_threads`),
-and on kernels on the fly the problems running at once share the column memory (a thread pool
-of their own, :func:`on_own_threads`); with ``n_jobs`` joblib runs them, so that
+problem's parallel loops on its share of the cores (:mod:`mklopt.drivers.core_threads`), the
+problems running at once sharing the column memory (``cache_mb``; threads kept from fit to
+fit, :func:`on_own_threads`); with ``n_jobs`` joblib runs them, so that
 ``joblib.parallel_backend("dask")`` spreads them over a Dask cluster. Either way each
 problem's result is the same.
 
@@ -82,11 +82,11 @@ def solve_classes(estimator, kernel_set, y: np.ndarray) -> list:
 
     problems = estimator._core_problems() if estimator.n_jobs is None else estimator.classes_.size
     jobs, options, threads = estimator.n_jobs, {}, numba.get_num_threads()
-    lazy, processes = getattr(kernel_set, "lazy", False), False
+    processes = False
     if estimator.driver_ == "chunking" and jobs is None:  # the compiled core: every core by default
         jobs = core_threads(problems)
         threads = max(1, threads // jobs)  # each problem's parallel loops on its share of the cores
-        if jobs > 1 and lazy:  # the problems at once share the column memory
+        if jobs > 1:  # the problems at once share the column memory
             options["cache_mb"] = CACHE_MB / jobs
         processes = jobs > 1 and estimator._one_vs_one() and pairs_in_processes(kernel_set)
 
