@@ -105,7 +105,7 @@ def test_stale_machine_code_is_never_loaded(tmp_path, monkeypatch):
     is not found; the code of these sources and types is."""
     import numba
 
-    name, dispatcher_of, arguments = next(entry for entry in AHEAD if entry[0] == "rbf_tiles")
+    name, dispatcher_of, arguments = next(entry for entry in AHEAD if entry[0] == "training_tiles")
     build_folder = tmp_path / "ahead"
     code = f"from mklopt._compiled.ahead import build; print([name for name, _ in build({str(build_folder)!r})])"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,

@@ -171,34 +171,33 @@ def _gemm_rounding(X: np.ndarray) -> float:
     return 8.0 * X.shape[1] * np.finfo(float).eps * float(np.einsum("ij,ij->i", X, X).max())
 
 
-def test_a_build_runs_its_blas_products_by_row_blocks_each_on_one_blas_thread(monkeypatch, all_cores):
+def test_a_build_runs_its_blas_product_by_row_blocks_each_on_one_blas_thread(monkeypatch, all_cores):
     """No BLAS thread is left spinning by a build: the fit's own threads come next. The linear
-    kernel and the RBF kernels' Gram matrix are each made in 4 row blocks on one BLAS thread."""
+    kernel's Gram matrix and the RBF kernels' (of the centred points), their upper triangles,
+    are each made in 4 row blocks, each on one BLAS thread, and the kernels in one pass over
+    their tiles."""
     from threadpoolctl import threadpool_info
 
     from mklopt.kernels import _rows
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels
-    products, map_row_blocks = [], _rows.map_row_blocks
+    calls, map_kernels = [], _rows.map_kernels
 
-    def spied(work, n):
-        blocks = []
+    def spied(work, M):
+        items = []
 
-        def block(rows_of):
-            threads = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
-            work(rows_of)
-            blocks.append((rows_of.stop - rows_of.start, threads))
+        def item(b):
+            items.append({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+            return work(b)
 
-        products.append(blocks)
-        return map_row_blocks(block, n)
+        calls.append(items)
+        return map_kernels(item, M)
 
-    monkeypatch.setattr(_rows, "map_row_blocks", spied)
+    monkeypatch.setattr(_rows, "map_kernels", spied)
     X = np.random.default_rng(0).standard_normal((300, 6))
     stack = mklopt.kernel_stack(X, ["linear", ("rbf", {"gamma": 0.1})])
-    assert len(products) == 2  # the linear kernel's Gram matrix, the RBF kernel's (of centred X)
-    for blocks in products:
-        assert len(blocks) == 4 and sum(rows for rows, _ in blocks) == 300
-        assert all(threads <= {1} for _, threads in blocks)
+    assert [len(items) for items in calls] == [4, 4, 4]  # the two Gram matrices' row blocks, the tiles' parts
+    assert all(threads <= {1} for items in calls for threads in items)
     np.testing.assert_allclose(stack[0], X @ X.T, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(stack[1], rbf_kernel(X, gamma=0.1), rtol=1e-13, atol=1e-15)
 

@@ -1,4 +1,4 @@
-"""The training stack's RBF kernels in one compiled pass (mklopt._compiled.rbf_stack)."""
+"""The training stack's RBF kernels in one compiled pass (mklopt._compiled.rbf_stack, training_stack)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
 
 import mklopt
 from mklopt._compiled.rbf_stack import TILE, tile_pairs
-from mklopt.kernels._rows import rbf_training_kernels
+from mklopt.kernels._rows import training_kernels
+
+
+def rbf_training_kernels(X, gammas, slots, out):
+    """The RBF kernels alone of the training pass."""
+    return training_kernels(X, gammas, slots, np.empty((0, 3)), np.empty(0, dtype=np.int64), out)
 
 
 @pytest.mark.parametrize("n", [1, 2, TILE - 1, TILE, TILE + 1, 2 * TILE + 3, 300])

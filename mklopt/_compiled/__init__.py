@@ -52,12 +52,10 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     "symmetric": {
         "symmetrize_tiles": "K (n, n) writable",
     },
-    "rbf_stack": {
-        "rbf_tiles": "G (n, n), norms (n,), gammas (k,), slots int64 (k,), stack (M, n, n), pairs int64 (P, 2)",
-    },
-    "product_stack": {
-        "product_tiles": "G (n, n), gammas (k,), coef0s (k,), degrees int64 (k,), slots int64 (k,), stack (M, n, n), "
-                         "pairs int64 (P, 2)",
+    "training_stack": {
+        "training_tiles": "Gc (n, n), norms (n,), G (n, n), gammas (k,), rbf_slots int64 (k,), scales (j,), "
+                          "coef0s (j,), degrees int64 (j,), product_slots int64 (j,), stack (M, n, n), "
+                          "pairs int64 (P, 2), extremes (M, 2)",
     },
     "blocks": {
         "gather_block": "stack (M, n, n) read-only, rows int64 (R,), columns int64 (C,), out (M, R, C)",

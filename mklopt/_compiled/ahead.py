@@ -2,13 +2,13 @@
 
 Every default fit on kernels held as a dense stack — ``MKLClassifier()`` and
 ``MKLRegressor()`` with their default kernels, binary or one-vs-rest, predictions
-included — calls eight compiled functions, each with one signature: the SMO chunk on a
+included — calls seven compiled functions, each with one signature: the SMO chunk on a
 dense stack and its shrinking (:mod:`~mklopt._compiled.smo`), the per-kernel gradient
 update (:mod:`~mklopt._compiled.gradient_updates`), the second-order step's model
 (:mod:`~mklopt._compiled.newton_model`) and QP (:mod:`~mklopt._compiled.face_qp`), the PSD
 screen of small kernels (:mod:`~mklopt._compiled.small_kernels`) and the RBF, linear and
-polynomial kernels of the training stack (:mod:`~mklopt._compiled.rbf_stack`,
-:mod:`~mklopt._compiled.product_stack`); ``driver="auto"`` takes the interleaved core for
+polynomial kernels of the training stack in one pass
+(:mod:`~mklopt._compiled.training_stack`); ``driver="auto"`` takes the interleaved core for
 the default kernels at every size. Compiled on first use they cost a fresh environment's
 first fit about three seconds. Six more serve other first contacts: the outer loops
 (cutting plane, wrapper, DCA; ``mklopt demo``) solve their SVMs by SMO on the combined
@@ -78,20 +78,13 @@ def _screen_arguments() -> tuple:
             np.zeros(1, dtype=np.bool_), np.zeros(1), np.zeros((1, 3, 3)))
 
 
-def _rbf_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.rbf_stack.rbf_tiles` as the build passes them: the
-    Gram matrix (a kernel of the stack), the norms, the widths, the slots, the stack, the tiles."""
-    stack = np.zeros((1, 2, 2))
-    return stack[0], np.zeros(2), np.ones(1), np.zeros(1, dtype=np.int64), stack, np.zeros((1, 2), dtype=np.int64)
-
-
-def _product_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.product_stack.product_tiles` as the build passes them:
-    the Gram matrix (a kernel of the stack), the gammas, coef0s and degrees, the slots, the
-    stack, the tiles."""
-    stack, vector = np.zeros((1, 2, 2)), np.ones(1)
-    index = np.zeros(1, dtype=np.int64)
-    return stack[0], vector, vector, index, index, stack, np.zeros((1, 2), dtype=np.int64)
+def _training_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.training_stack.training_tiles` as the build passes
+    them: the Gram matrices (kernels of the stack) and the norms, the RBF widths and slots, the
+    product forms and slots, the stack, the tiles, the extremes."""
+    stack, vector, index = np.zeros((2, 2, 2)), np.ones(1), np.zeros(1, dtype=np.int64)
+    return (stack[0], np.zeros(2), stack[1], vector, index, vector, vector, index, index, stack,
+            np.zeros((1, 2), dtype=np.int64), np.zeros((2, 2)))
 
 
 def _copy_arguments() -> tuple:
@@ -185,8 +178,7 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     ("smo_chunk_dense", _dense_chunk, _dense_chunk_arguments),
     ("shrink", _compiled("smo", "shrink"), _shrink_arguments),
     ("_add_dense", _compiled("gradient_updates", "_add_dense"), _gradient_update_arguments),
-    ("rbf_tiles", _compiled("rbf_stack", "rbf_tiles"), _rbf_arguments),
-    ("product_tiles", _compiled("product_stack", "product_tiles"), _product_arguments),
+    ("training_tiles", _compiled("training_stack", "training_tiles"), _training_arguments),
     ("model_hessian", _compiled("newton_model", "model_hessian"), _model_arguments),
     ("face_qp", _compiled("face_qp", "face_qp"), _qp_arguments),
     ("scan_chunk", _compiled("small_kernels", "scan_chunk"), _screen_arguments),

@@ -1,4 +1,4 @@
-"""The linear and polynomial kernels of a training stack in one compiled pass over one Gram matrix.
+"""The linear and polynomial kernels of a training stack from one Gram matrix: each entry's value.
 
 scikit-learn's ``linear_kernel`` is :math:`G = XX^\\top` and its ``polynomial_kernel``
 ``K = XX^\\top; K *= gamma; K += coef0; K **= degree``, so every such kernel of a training
@@ -15,9 +15,8 @@ square, as NumPy's ``**=`` takes them; another power is libm's ``pow``, within a
 roundoff of NumPy's). :math:`G` may be one of the
 kernels' own slots: only its upper triangle is read, each tile copied to a buffer before any
 kernel of it is written (a diagonal tile's lower half from its upper half), and mirrors go
-below the diagonal only. Tiles as :mod:`~mklopt._compiled.rbf_stack`'s
-(:func:`~mklopt._compiled.rbf_stack.tile_pairs`); callers split them over threads (the
-function holds no Python lock).
+below the diagonal only. The pass itself, with the RBF kernels', is
+:mod:`~mklopt._compiled.training_stack`'s.
 """
 
 from __future__ import annotations
@@ -26,38 +25,16 @@ import numpy as np
 from numba import njit
 
 from .cache import locked_cache
-from .rbf_stack import TILE, mirror_tile
 
-__all__ = ["product_tiles", "LINEAR"]
+__all__ = ["entry", "upper_tile", "LINEAR"]
 
 #: The degree that marks a linear kernel (``gammas``, ``coef0s`` ignored for it).
 LINEAR = 0
 
 
 @locked_cache
-@njit(cache=True, nogil=True)
-def product_tiles(G, gammas, coef0s, degrees, slots, stack, pairs):
-    """Kernels ``stack[slots[k]]`` from the Gram matrix ``G`` on the tiles ``pairs``: ``G`` itself
-    where ``degrees[k]`` is :data:`LINEAR`, else ``(gammas[k] * G + coef0s[k]) ** degrees[k]``."""
-    n = G.shape[0]
-    tile = np.empty((TILE, TILE))
-    for p in range(pairs.shape[0]):
-        top, left = pairs[p, 0], pairs[p, 1]
-        rows, columns = min(top + TILE, n) - top, min(left + TILE, n) - left
-        _upper_tile(G, top, left, rows, columns, tile)
-        for k in range(slots.size):
-            out = stack[slots[k]]
-            for r in range(rows):
-                row, values = out[top + r, left:left + columns], tile[r]
-                for c in range(columns):
-                    row[c] = _entry(values[c], gammas[k], coef0s[k], degrees[k])
-            if top != left:
-                mirror_tile(out, top, left, rows, columns)
-
-
-@locked_cache
 @njit(cache=True, nogil=True, inline="always")
-def _entry(g, gamma, coef0, degree):
+def entry(g, gamma, coef0, degree):
     """One kernel entry from the Gram matrix's entry ``g``, as scikit-learn computes it."""
     if degree == LINEAR:
         return g
@@ -71,7 +48,7 @@ def _entry(g, gamma, coef0, degree):
 
 @locked_cache
 @njit(cache=True, nogil=True, inline="always")
-def _upper_tile(G, top, left, rows, columns, tile):
+def upper_tile(G, top, left, rows, columns, tile):
     """The tile of G at (top, left) from G's upper triangle only (a diagonal tile mirrored)."""
     for r in range(rows):
         first = r if top == left else 0

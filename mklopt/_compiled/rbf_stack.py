@@ -1,4 +1,4 @@
-"""All the RBF kernels of a training stack in one compiled pass over the Gram matrix.
+"""The RBF kernels of a training stack from the Gram matrix of the centred points: the tiles, their distances.
 
 With the Gram matrix :math:`G = X_cX_c^\\top` of the centred points and their squared
 norms :math:`d_i` (scikit-learn's ``row_norms``), each entry of the upper triangle gives
@@ -13,8 +13,9 @@ diagonal exactly 1, and :math:`D` is never stored. The exponential is
 of libm's). The Gram matrix may be the stack's first RBF slot itself: only its upper
 triangle is read, a tile wholly before it is overwritten, and a tile's mirror is
 written only below the diagonal. Tiles of :data:`TILE` rows and columns (a tile's
-distances stay in L1, the tile and its mirror in L2); :func:`tile_pairs` lists them,
-and callers split that list over threads (the function holds no Python lock).
+distances stay in L1, the tile and its mirror in L2); :func:`tile_pairs` lists them. The
+pass itself, with the linear and polynomial kernels', is
+:mod:`~mklopt._compiled.training_stack`'s.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ import numpy as np
 from numba import njit
 
 from .cache import locked_cache
-from .fastexp import exp_nonpositive
 
-__all__ = ["rbf_tiles", "tile_pairs", "mirror_tile", "TILE"]
+__all__ = ["tile_pairs", "mirror_tile", "tile_distances", "TILE"]
 
 #: Rows and columns of a tile.
 TILE = 64
@@ -41,26 +41,6 @@ def tile_pairs(n: int) -> np.ndarray:
 
 
 @locked_cache
-@njit(cache=True, nogil=True)
-def rbf_tiles(G, norms, gammas, slots, stack, pairs):
-    """Kernels ``stack[slots[k]] = exp(-gammas[k] * D)`` on the tiles ``pairs`` (see the module)."""
-    n = G.shape[0]
-    distances = np.empty((TILE, TILE))
-    for p in range(pairs.shape[0]):
-        top, left = pairs[p, 0], pairs[p, 1]
-        rows, columns = min(top + TILE, n) - top, min(left + TILE, n) - left
-        _tile_distances(G, norms, top, left, rows, columns, distances)
-        for k in range(gammas.size):
-            out, minus = stack[slots[k]], -gammas[k]
-            for r in range(rows):  # the tile's rows, one vectorized pass each
-                row, near = out[top + r, left:left + columns], distances[r]
-                for c in range(columns):
-                    row[c] = exp_nonpositive(minus * near[c])
-            if top != left:
-                mirror_tile(out, top, left, rows, columns)
-
-
-@locked_cache
 @njit(cache=True, nogil=True, inline="always")
 def mirror_tile(out, top, left, rows, columns):
     """The tile of ``out`` at (top, left), above the diagonal, written at its mirror below it, row
@@ -73,7 +53,7 @@ def mirror_tile(out, top, left, rows, columns):
 
 @locked_cache
 @njit(cache=True, nogil=True, inline="always")
-def _tile_distances(G, norms, top, left, rows, columns, distances):
+def tile_distances(G, norms, top, left, rows, columns, distances):
     """The tile's squared distances from the upper triangle of G only (a diagonal tile
     mirrored in the buffer, its diagonal 0)."""
     for r in range(rows):

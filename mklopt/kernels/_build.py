@@ -6,8 +6,9 @@ divides each kernel by a number (trace, multiplicative), the thread that builds
 :math:`K_m` (:func:`~mklopt.kernels.construct.build_stack`) goes on with it at once:
 
 1. the validation scan's visit (:func:`~mklopt.kernels._scan.visit`: largest and smallest
-   entries, exact symmetry, the fingerprint sketch; the RBF kernels, written at both places
-   of each entry, are symmetric by construction and not compared with their transposes);
+   entries, exact symmetry, the fingerprint sketch; the RBF, linear and polynomial kernels,
+   written at both places of each entry, are symmetric by construction and not compared with
+   their transposes, and their extremes were kept as they were written);
 2. rounding-noise asymmetry (within the symmetry tolerance) removed in place, as
    validation does for a stack mklopt owns;
 3. the divisor (:func:`~mklopt.kernels._normalize.scalar_divisors`, the numbers
@@ -58,8 +59,8 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
     exact = feature_variances(X, specs) if normalization == "multiplicative" else np.full(len(specs), np.nan)
     mirrored = symmetric_by_construction(specs, np.asarray(X).shape[1])
 
-    def finish(m: int, K: np.ndarray) -> tuple[Visit, float]:
-        seen = visit(K, W, mirrored[m])
+    def finish(m: int, K: np.ndarray, extremes: tuple[float, float] | None) -> tuple[Visit, float]:
+        seen = visit(K, W, mirrored[m], extremes)
         if 0.0 < seen.asymmetry <= sym_tol * max(seen.hi, -seen.lo):
             symmetrize_matrix(K)
             # W'KW is linear in K: symmetrizing K symmetrizes its sketch

@@ -19,10 +19,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._compiled.rbf_stack import tile_pairs
+from .._compiled.training_stack import HIGHEST, LOWEST
 from ._stack import cores, map_kernels
 
-__all__ = ["by_row_blocks", "map_row_blocks", "gram_by_row_blocks", "squared_distances", "rbf_training_kernels",
-           "product_training_kernels"]
+__all__ = ["by_row_blocks", "map_row_blocks", "upper_gram", "squared_distances", "training_kernels"]
 
 #: Fewest rows in a block (a block's product must outweigh handing it to a thread).
 MIN_ROWS = 64
@@ -46,9 +47,19 @@ def by_row_blocks(rows: Callable[[slice], np.ndarray], out: np.ndarray) -> np.nd
     return out
 
 
-def gram_by_row_blocks(X: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out`` = :math:`XX^\\top`, each row block's product written in place (no block copied)."""
-    map_row_blocks(lambda rows: np.matmul(X[rows], X.T, out=out[rows]), X.shape[0])
+def upper_gram(X: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The upper triangle and diagonal of ``out`` = :math:`XX^\\top`, by row blocks of about equal
+    area: rows ``a:b`` against the rows from ``a`` on only, each block's product written in
+    place (the entries below the diagonal are left as they were; half the work of the whole)."""
+    n = X.shape[0]
+    blocks = max(1, min(2 * cores(), n // MIN_ROWS))
+    edges = np.unique(np.rint(n * (1.0 - np.sqrt(1.0 - np.arange(blocks + 1) / blocks))).astype(int))
+
+    def block(b: int) -> None:
+        a, z = int(edges[b]), int(edges[b + 1])
+        np.matmul(X[a:z], X[a:].T, out=out[a:z, a:])
+
+    map_kernels(block, edges.size - 1)
     return out
 
 
@@ -70,41 +81,40 @@ def squared_distances(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return by_row_blocks(rows, np.empty((X.shape[0], Y.shape[0])))
 
 
-def rbf_training_kernels(Xc: np.ndarray, gammas: np.ndarray, slots: np.ndarray, out: np.ndarray) -> None:
-    """``out[slots[k]] = exp(-gammas[k] * D)`` for the squared distances D of the (centred)
-    training points ``Xc``: their Gram matrix by row blocks into ``out[slots[0]]``, then every
-    kernel in one compiled pass over its upper triangle (:mod:`~mklopt._compiled.rbf_stack`:
-    exactly symmetric, diagonal 1), its tiles split over the cores."""
+def training_kernels(X: np.ndarray, gammas: np.ndarray, rbf_slots: np.ndarray, forms: np.ndarray,
+                     product_slots: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The RBF kernels ``out[rbf_slots[k]] = exp(-gammas[k] D)`` (D the squared distances of the
+    training points ``X``) and the linear and polynomial ones ``out[product_slots[k]]`` (``forms``
+    (k, 3): the rows ``(gamma, coef0, degree)`` of :func:`~mklopt.kernels._named.product_form`),
+    from the upper triangles of the Gram matrices of the centred points and of X (each by row
+    blocks into the first slot of its kernels), in one compiled pass over their tiles split over
+    the cores (:mod:`~mklopt._compiled.training_stack`: exactly symmetric, the RBF diagonals
+    exactly 1, the products scikit-learn's bit for bit). Returns each kernel's largest and
+    smallest entries, shape (M, 2) (NaN for the other slots, and for a kernel with an entry that
+    is not finite)."""
     from sklearn.utils.extmath import row_norms
 
-    from .._compiled.rbf_stack import rbf_tiles
+    from .._compiled.training_stack import training_tiles
 
-    slots = np.ascontiguousarray(slots, dtype=np.int64)
-    gram = gram_by_row_blocks(Xc, out[slots[0]])
-    norms = row_norms(Xc, squared=True)
-    gammas = np.ascontiguousarray(gammas, dtype=float)
-    _over_tiles(lambda pairs: rbf_tiles(gram, norms, gammas, slots, out, pairs), Xc.shape[0])
-
-
-def product_training_kernels(X: np.ndarray, gammas: np.ndarray, coef0s: np.ndarray, degrees: np.ndarray,
-                             slots: np.ndarray, out: np.ndarray) -> None:
-    """``out[slots[k]]`` = the linear kernel of the training points ``X`` (``degrees[k] = 0``) or
-    the polynomial :math:`(\\gamma_k XX^\\top + c_k)^{d_k}`: the Gram matrix by row blocks into
-    ``out[slots[0]]``, then every kernel in one compiled pass over its upper triangle
-    (:mod:`~mklopt._compiled.product_stack`: exactly symmetric), its tiles split over the cores."""
-    from .._compiled.product_stack import product_tiles
-
-    slots = np.ascontiguousarray(slots, dtype=np.int64)
-    gram = gram_by_row_blocks(X, out[slots[0]])
-    forms = (np.ascontiguousarray(gammas, dtype=float), np.ascontiguousarray(coef0s, dtype=float),
-             np.ascontiguousarray(degrees, dtype=np.int64))
-    _over_tiles(lambda pairs: product_tiles(gram, *forms, slots, out, pairs), X.shape[0])
-
-
-def _over_tiles(work: Callable[[np.ndarray], None], n: int) -> None:
-    """``work(pairs)`` for the tiles of an n x n upper triangle, split evenly over the cores."""
-    from .._compiled.rbf_stack import tile_pairs
-
-    pairs = tile_pairs(n)
+    rbf_slots = np.ascontiguousarray(rbf_slots, dtype=np.int64)
+    product_slots = np.ascontiguousarray(product_slots, dtype=np.int64)
+    forms = np.asarray(forms, dtype=float).reshape(-1, 3)
+    gram = upper_gram(X, out[product_slots[0]]) if product_slots.size else None
+    if rbf_slots.size:
+        Xc = X - X.mean(axis=0)
+        centred, norms = upper_gram(Xc, out[rbf_slots[0]]), row_norms(Xc, squared=True)
+    else:
+        centred, norms = gram, np.empty(0)
+    arguments = (centred, norms, centred if gram is None else gram, np.ascontiguousarray(gammas, dtype=float),
+                 rbf_slots, np.ascontiguousarray(forms[:, 0]), np.ascontiguousarray(forms[:, 1]),
+                 np.ascontiguousarray(forms[:, 2]).astype(np.int64), product_slots, out)
+    pairs = tile_pairs(X.shape[0])
     parts = max(1, min(cores(), pairs.shape[0]))
-    map_kernels(lambda b: work(np.ascontiguousarray(pairs[b::parts])), parts)
+    extremes = np.empty((parts, out.shape[0], 2))
+    extremes[:, :, HIGHEST], extremes[:, :, LOWEST] = -np.inf, np.inf
+    map_kernels(lambda b: training_tiles(*arguments, np.ascontiguousarray(pairs[b::parts]), extremes[b]), parts)
+    found = np.full((out.shape[0], 2), np.nan)
+    slots = np.concatenate([rbf_slots, product_slots])
+    found[slots, HIGHEST] = extremes[:, slots, HIGHEST].max(axis=0)
+    found[slots, LOWEST] = extremes[:, slots, LOWEST].min(axis=0)
+    return found

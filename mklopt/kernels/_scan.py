@@ -82,7 +82,7 @@ class Visit:
 
 
 def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None = None,
-                 symmetric_by_construction: bool = False) -> Visit:
+                 symmetric_by_construction: bool = False, extremes: tuple[float, float] | None = None) -> Visit:
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by
@@ -92,12 +92,13 @@ def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen |
     rounding noise (it is symmetrized and screened later otherwise). A kernel
     ``symmetric_by_construction`` (each entry written at both places when it was built) is
     not compared with its transpose (SciPy's ``issymmetric``: half of the visit's time).
+    ``extremes``: K's largest and smallest entries where its build kept them (not read again).
     """
     start = screen_start(K) if screen is not None else W[:, 0]
     probes = np.vstack([start, W.T])
     with np.errstate(invalid="ignore", over="ignore"):  # non-finite kernels are rejected next
         product = probes @ K
-        hi, lo = float(K.max()), float(K.min())
+        hi, lo = (float(K.max()), float(K.min())) if extremes is None else extremes
     sketch = product[1:] @ W
     if not (np.isfinite(hi) and np.isfinite(lo)):
         return Visit(hi, lo, 0.0, sketch)
@@ -118,12 +119,13 @@ def _small_visits(stack: np.ndarray, symmetric: bool, W: np.ndarray) -> list[Vis
             for m in range(stack.shape[0])]
 
 
-def visit(K: np.ndarray, W: np.ndarray, symmetric_by_construction: bool = False) -> Visit:
+def visit(K: np.ndarray, W: np.ndarray, symmetric_by_construction: bool = False,
+          extremes: tuple[float, float] | None = None) -> Visit:
     """:func:`visit_kernel` of one kernel that must be symmetric, with no screen (compiled
     for small kernels)."""
     if K.shape[0] <= SMALL_N:
         return _small_visits(K[None], True, W)[0]
-    return visit_kernel(K, True, W, symmetric_by_construction=symmetric_by_construction)
+    return visit_kernel(K, True, W, symmetric_by_construction=symmetric_by_construction, extremes=extremes)
 
 
 def scan_stack(stack: np.ndarray, names: list[str], symmetric: bool, sym_tol: float,

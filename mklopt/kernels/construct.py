@@ -14,7 +14,7 @@ import numpy as np
 
 from ..exceptions import KernelError
 from ._memory import check_stack_fits
-from ._rows import by_row_blocks, product_training_kernels, rbf_training_kernels, squared_distances
+from ._rows import by_row_blocks, squared_distances, training_kernels
 from .._options import real_array
 from .features import check_finite_features
 from ._named import evaluated_spec, is_real, named_kernel, product_form, product_kernel_into
@@ -172,9 +172,10 @@ def spec_list(specs: Any) -> list:
 
 
 def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None = None,
-                finish: Callable[[int, np.ndarray], Any] | None = None) -> tuple[np.ndarray, list]:
-    """:func:`kernel_stack` and ``[finish(m, K_m) for each m]``, each call made on kernel m's
-    thread right after it was built, while it is in cache (None without ``finish``)."""
+                finish: Callable[[int, np.ndarray, tuple | None], Any] | None = None) -> tuple[np.ndarray, list]:
+    """:func:`kernel_stack` and ``[finish(m, K_m, extremes_m) for each m]``, each call made on kernel
+    m's thread right after it was built, while it is in cache (None without ``finish``);
+    ``extremes_m`` is K_m's (largest, smallest) entry where the build kept them, else None."""
     from ._stack import cores, map_kernels
 
     X = real_array(X, "X", KernelError)  # features: complex ones refused, not cast
@@ -199,15 +200,15 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
     gammas = [_rbf_gamma(spec, X.shape[1]) for spec in specs]
     rbf = [m for m in range(len(specs)) if gammas[m] is not None]
-    distances = None
-    if rbf and same:  # all of them in one pass over the Gram matrix, exactly symmetric
-        rbf_training_kernels(Xc, np.array([gammas[m] for m in rbf]), np.array(rbf), out)
-    elif rbf:  # one matrix of squared distances for all RBF kernels
-        distances = squared_distances(Xc, Yc)
     forms = [product_form(p, X.shape[1]) if same else None for p in parsed]
     products = [m for m in range(len(specs)) if forms[m] is not None]
-    if products:  # linear and polynomial: one Gram matrix of X for all, exactly symmetric
-        product_training_kernels(X, *np.array([forms[m] for m in products]).T, np.array(products), out)
+    distances, extremes = None, np.full((len(specs), 2), np.nan)
+    if (rbf or products) and same:  # RBF, linear, polynomial: one pass over one Gram matrix
+        extremes = training_kernels(X, np.array([gammas[m] for m in rbf], dtype=float), np.array(rbf, dtype=np.int64),
+                                    np.array([forms[m] for m in products], dtype=float),
+                                    np.array(products, dtype=np.int64), out)
+    elif rbf:  # one matrix of squared distances for all RBF kernels
+        distances = squared_distances(Xc, Yc)
 
     def evaluated(m: int, rows: slice | None = None) -> np.ndarray:
         """Kernel m, or its rows ``rows`` (a named kernel only)."""
@@ -235,7 +236,9 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         elif not here[m] and gammas[m] is None and forms[m] is None \
                 and not product_kernel_into(parsed[m], X, Y, out[m]):
             out[m] = evaluated(m)
-        return None if finish is None else finish(m, out[m])
+        if finish is None:
+            return None
+        return finish(m, out[m], None if np.isnan(extremes[m]).all() else (float(extremes[m, 0]), float(extremes[m, 1])))
 
     return out, map_kernels(build, len(specs))
 
