@@ -82,7 +82,8 @@ class Visit:
 
 
 def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen | None = None,
-                 symmetric_by_construction: bool = False, extremes: tuple[float, float] | None = None) -> Visit:
+                 symmetric_by_construction: bool = False,
+                 extremes: tuple[float, float] | None = None) -> Visit:
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by

@@ -238,7 +238,8 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
             out[m] = evaluated(m)
         if finish is None:
             return None
-        return finish(m, out[m], None if np.isnan(extremes[m]).all() else (float(extremes[m, 0]), float(extremes[m, 1])))
+        kept = None if np.isnan(extremes[m]).all() else (float(extremes[m, 0]), float(extremes[m, 1]))
+        return finish(m, out[m], kept)
 
     return out, map_kernels(build, len(specs))
 
