@@ -76,7 +76,7 @@ def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
     """Primal value at weights ``mu`` (``+inf`` with negative weights, where
     :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
     bias, data_term = loss.data_term(weighted_sum(mu, terms.Kc), y, C)
-    negative = np.any(mu < 0) and not getattr(regularizer, "signed", False)  # signed: K_mu PSD in Θ
+    negative = bool((mu < 0).any()) and not getattr(regularizer, "signed", False)  # signed: K_mu PSD in Θ
     primal = np.inf if negative else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
     message = ""

@@ -34,7 +34,10 @@ def project_alpha(alpha: np.ndarray, y: np.ndarray, C: float) -> np.ndarray:
 
 def hinge_sum(margins_offset: np.ndarray, y: np.ndarray, b: float) -> float:
     """:math:`\\sum_i \\max(0, 1 - y_i(f_i + b))` for ``margins_offset = f``."""
-    return float(np.sum(np.maximum(0.0, 1.0 - y * (margins_offset + b))))
+    terms = np.add(margins_offset, b)  # one temporary, changed in place (every step of a fit)
+    np.multiply(y, terms, out=terms)
+    np.subtract(1.0, terms, out=terms)
+    return float(np.maximum(terms, 0.0, out=terms).sum())
 
 
 def best_bias(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -104,7 +107,7 @@ class Hinge(Loss):
         return project_alpha(alpha, y, C)
 
     def gain(self, alpha, y, C):
-        return float(np.sum(alpha))
+        return float(np.asarray(alpha).sum())
 
     def dual_part(self, y, C):
         alpha = cp.Variable(y.size, name="alpha")

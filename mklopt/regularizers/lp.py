@@ -20,7 +20,7 @@ def stable_norm(x: np.ndarray, q: float) -> float:
         total = float(x.sum())
         if math.isfinite(total):
             return total
-    top = float(np.max(x, initial=0.0))
+    top = float(x.max(initial=0.0))
     if top == 0.0 or not math.isfinite(top):
         return top
     if math.isinf(q):
