@@ -77,12 +77,14 @@ class _Normalizing:
         given (the checks are relative to each kernel's scale); where a divisor is not
         positive, the stack is checked and normalized as ``cls(stack, names)`` would be, so
         that the error says what is wrong with the kernel."""
-        from ._stack import OwnedStack
+        from ._stack import OwnedStack, map_kernels
 
-        divisors = scalar_divisors(stack, method)
+        # kernel by kernel on all cores: the same numbers as the whole stack's (see scalar_divisors)
+        divisors = np.array(map_kernels(lambda m: float(scalar_divisors(stack[m:m + 1], method)[0]),
+                                        stack.shape[0]))
         if not np.all(np.isfinite(divisors) & (divisors > 0)):
             return cls(stack, names).normalized(method)
-        stack /= divisors[:, None, None]
+        map_kernels(lambda m: np.divide(stack[m], divisors[m], out=stack[m]), stack.shape[0])
         new = cls(OwnedStack(stack), names)
         new.scales = new.scales / divisors
         return new
