@@ -16,8 +16,8 @@ from mklopt.kernels._rows import training_kernels
 
 def product_training_kernels(X, gammas, coef0s, degrees, slots, out):
     """The linear and polynomial kernels alone of the training pass."""
-    return training_kernels(X, np.empty(0), np.empty(0, dtype=np.int64), np.column_stack([gammas, coef0s, degrees]),
-                            slots, out)
+    return training_kernels(X, X - X.mean(axis=0), np.empty(0), np.empty(0, dtype=np.int64),
+                            np.column_stack([gammas, coef0s, degrees]), slots, out)
 from mklopt.kernels.construct import symmetric_by_construction
 
 #: (gamma, coef0, degree) against scikit-learn's kernel of X.

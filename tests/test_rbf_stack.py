@@ -13,7 +13,7 @@ from mklopt.kernels._rows import training_kernels
 
 def rbf_training_kernels(X, gammas, slots, out):
     """The RBF kernels alone of the training pass."""
-    return training_kernels(X, gammas, slots, np.empty((0, 3)), np.empty(0, dtype=np.int64), out)
+    return training_kernels(X, X - X.mean(axis=0), gammas, slots, np.empty((0, 3)), np.empty(0, dtype=np.int64), out)
 
 
 @pytest.mark.parametrize("n", [1, 2, TILE - 1, TILE, TILE + 1, 2 * TILE + 3, 300])

@@ -28,8 +28,8 @@ def test_rbf_and_product_kernels_of_one_gram_matrix_are_scikit_learns(n, first):
     if first == "product":
         rbf_slots, product_slots = np.array([4, 6]), np.array([1, 3, 5])
     out = np.full((8, n, n), 7.0)
-    extremes = training_kernels(X, gammas, rbf_slots, forms, product_slots, out)
     Xc = X - X.mean(axis=0)
+    extremes = training_kernels(X, Xc, gammas, rbf_slots, forms, product_slots, out)
     references = [rbf_kernel(Xc, gamma=g) for g in gammas] + [linear_kernel(X)] + [
         polynomial_kernel(X, gamma=g, coef0=c, degree=int(d)) for g, c, d in forms[1:]]
     for k, (slot, R) in enumerate(zip([*rbf_slots, *product_slots], references)):
@@ -50,7 +50,7 @@ def test_an_overflowing_kernel_has_nan_or_infinite_extremes_and_is_refused():
     kernel set built from the specs refuses it as the validation scan would."""
     X = np.random.default_rng(0).standard_normal((150, 4)) * 1e30
     out = np.empty((1, 150, 150))
-    extremes = training_kernels(X, np.empty(0), np.empty(0, dtype=np.int64), np.array([[1.0, 0.0, 9]]),
+    extremes = training_kernels(X, X, np.empty(0), np.empty(0, dtype=np.int64), np.array([[1.0, 0.0, 9]]),
                                 np.array([0]), out)
     assert not np.all(np.isfinite(extremes[0]))
     with pytest.raises(mklopt.exceptions.KernelError):

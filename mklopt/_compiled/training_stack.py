@@ -54,27 +54,32 @@ def training_tiles(Gc, norms, G, gammas, rbf_slots, scales, coef0s, degrees, pro
         if product_slots.size:
             upper_tile(G, top, left, rows, columns, products)
         for k in range(rbf_slots.size):
-            slot, minus = rbf_slots[k], -gammas[k]
-            out, hi, lo = stack[slot], extremes[slot, HIGHEST], extremes[slot, LOWEST]
+            out, minus = stack[rbf_slots[k]], -gammas[k]
             for r in range(rows):  # the tile's rows, one vectorized pass each
                 row, near = out[top + r, left:left + columns], distances[r]
                 for c in range(columns):
                     row[c] = exp_nonpositive(minus * near[c])
-                hi, lo = _extremes(row, hi, lo)
-            extremes[slot, HIGHEST], extremes[slot, LOWEST] = hi, lo
-            if top != left:
-                mirror_tile(out, top, left, rows, columns)
+            _kept(out, top, left, rows, columns, extremes[rbf_slots[k]])
         for k in range(product_slots.size):
-            slot = product_slots[k]
-            out, hi, lo = stack[slot], extremes[slot, HIGHEST], extremes[slot, LOWEST]
+            out = stack[product_slots[k]]
             for r in range(rows):
                 row, values = out[top + r, left:left + columns], products[r]
                 for c in range(columns):
                     row[c] = entry(values[c], scales[k], coef0s[k], degrees[k])
-                hi, lo = _extremes(row, hi, lo)
-            extremes[slot, HIGHEST], extremes[slot, LOWEST] = hi, lo
-            if top != left:
-                mirror_tile(out, top, left, rows, columns)
+            _kept(out, top, left, rows, columns, extremes[product_slots[k]])
+
+
+@locked_cache
+@njit(cache=True, nogil=True, inline="always")
+def _kept(out, top, left, rows, columns, extremes):
+    """A kernel's tile just written at (top, left): its entries into the kernel's ``extremes``
+    (read while the tile is in L1), then its mirror below the diagonal."""
+    hi, lo = extremes[HIGHEST], extremes[LOWEST]
+    for r in range(rows):
+        hi, lo = _extremes(out[top + r, left:left + columns], hi, lo)
+    extremes[HIGHEST], extremes[LOWEST] = hi, lo
+    if top != left:
+        mirror_tile(out, top, left, rows, columns)
 
 
 @locked_cache

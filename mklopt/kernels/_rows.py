@@ -83,11 +83,11 @@ def squared_distances(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return by_row_blocks(rows, np.empty((X.shape[0], Y.shape[0])))
 
 
-def training_kernels(X: np.ndarray, gammas: np.ndarray, rbf_slots: np.ndarray, forms: np.ndarray,
-                     product_slots: np.ndarray, out: np.ndarray) -> np.ndarray:
+def training_kernels(X: np.ndarray, Xc: np.ndarray, gammas: np.ndarray, rbf_slots: np.ndarray,
+                     forms: np.ndarray, product_slots: np.ndarray, out: np.ndarray) -> np.ndarray:
     """The RBF kernels ``out[rbf_slots[k]] = exp(-gammas[k] D)`` (D the squared distances of the
-    training points ``X``) and the linear and polynomial ones ``out[product_slots[k]]`` (``forms``
-    (k, 3): the rows ``(gamma, coef0, degree)`` of :func:`~mklopt.kernels._named.product_form`),
+    training points ``X``, read from the centred points ``Xc``) and the linear and polynomial
+    ones ``out[product_slots[k]]`` (``forms`` (k, 3): the rows ``(gamma, coef0, degree)`` of :func:`~mklopt.kernels._named.product_form`),
     from the upper triangles of the Gram matrices of the centred points and of X (each by row
     blocks into the first slot of its kernels), in one compiled pass over their tiles split over
     the cores (:mod:`~mklopt._compiled.training_stack`: exactly symmetric, the RBF diagonals
@@ -103,7 +103,6 @@ def training_kernels(X: np.ndarray, gammas: np.ndarray, rbf_slots: np.ndarray, f
     forms = np.asarray(forms, dtype=float).reshape(-1, 3)
     gram = upper_gram(X, out[product_slots[0]]) if product_slots.size else None
     if rbf_slots.size:
-        Xc = X - X.mean(axis=0)
         centred, norms = upper_gram(Xc, out[rbf_slots[0]]), row_norms(Xc, squared=True)
     else:
         centred, norms = gram, np.empty(0)

@@ -203,9 +203,9 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     forms = [product_form(p, X.shape[1]) if same else None for p in parsed]
     products = [m for m in range(len(specs)) if forms[m] is not None]
     distances, extremes = None, np.full((len(specs), 2), np.nan)
-    if (rbf or products) and same:  # RBF, linear, polynomial: one pass over one Gram matrix
-        extremes = training_kernels(X, np.array([gammas[m] for m in rbf], dtype=float), np.array(rbf, dtype=np.int64),
-                                    np.array([forms[m] for m in products], dtype=float),
+    if (rbf or products) and same:  # RBF, linear, polynomial: one pass over their Gram matrices
+        extremes = training_kernels(X, Xc, np.array([gammas[m] for m in rbf], dtype=float),
+                                    np.array(rbf, dtype=np.int64), np.array([forms[m] for m in products], dtype=float),
                                     np.array(products, dtype=np.int64), out)
     elif rbf:  # one matrix of squared distances for all RBF kernels
         distances = squared_distances(Xc, Yc)
