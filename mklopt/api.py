@@ -14,7 +14,7 @@ from ._validation import check_max_iter, check_time_limit, check_tol
 from .exceptions import FormulationError, InvalidInputError
 from .losses import as_loss
 from .regularizers import LpBall, Regularizer, as_regularizer
-from .regularizers.sets import Penalty
+from .regularizers.penalties import Penalty
 from .results.result import MKLResult
 
 __all__ = ["solve", "fit", "prepare", "gap_tolerance", "FitSettings", "prepare_fit", "run_fit"]

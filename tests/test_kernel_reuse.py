@@ -94,17 +94,17 @@ def test_a_grid_search_builds_each_folds_kernels_once(builds, iris):
 @pytest.fixture
 def checks(monkeypatch):
     """The number of precomputed training arrays checked (scanned) so far."""
-    from mklopt.kernels import kernelset
+    from mklopt.kernels import _checked_stack as checked
 
     _kernel_reuse.forget_kernels()
     made = []
-    real = kernelset.scan_stack
+    real = checked.scan_stack
 
     def counted(*args, **kwargs):
         made.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kernelset, "scan_stack", counted)
+    monkeypatch.setattr(checked, "scan_stack", counted)
     yield made
     _kernel_reuse.forget_kernels()
 

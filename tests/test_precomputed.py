@@ -152,13 +152,13 @@ def test_a_kernel_set_is_not_screened_again_and_gives_the_answer_of_its_array(ca
     """A dense KernelSet given as the precomputed kernels was validated when it was made: the
     estimator takes its stack as it is (no copy, no second PSD screen); a plain array of the
     same kernels is screened, and both give the same fit."""
-    from mklopt.kernels import kernelset
+    from mklopt.kernels import _checked_stack as checked
 
     _, y, K = cancer
     ks = KernelSet(np.ascontiguousarray(np.moveaxis(K[:120, :120], 2, 0)))
     screened = []
-    real_check = kernelset.check_psd
-    monkeypatch.setattr(kernelset, "check_psd", lambda *a, **k: screened.append(1) or real_check(*a, **k))
+    real_check = checked.check_psd
+    monkeypatch.setattr(checked, "check_psd", lambda *a, **k: screened.append(1) or real_check(*a, **k))
     from_set = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(ks, y[:120])
     assert screened == [] and "_validated_kernels" not in vars(from_set)
     from_array = mklopt.MKLClassifier(kernels="precomputed", p=4 / 3, C=10.0).fit(ks.as_precomputed(), y[:120])

@@ -175,13 +175,13 @@ def test_which_kernel_functions_are_psd_by_construction(spec, expected):
 
 
 def test_from_data_with_psd_kernel_functions_skips_the_screen(monkeypatch):
-    import mklopt.kernels.kernelset as kernelset
+    import mklopt.kernels._checked_stack as checked
 
     def no_screen(*args, **kwargs):
         raise AssertionError("the PSD screen ran")
 
-    monkeypatch.setattr(kernelset, "check_psd", no_screen)
-    monkeypatch.setattr(kernelset, "lanczos_screen", no_screen)
+    monkeypatch.setattr(checked, "check_psd", no_screen)
+    monkeypatch.setattr(checked, "lanczos_screen", no_screen)
     X = np.random.default_rng(0).standard_normal((EXACT_MAX_N + 100, 4))
     ks = mklopt.KernelSet.from_data(X, ["linear", ("rbf", {"gamma": 0.2}), ("poly", {"degree": 2})])
     assert ks.validated_by == "construction"

@@ -35,7 +35,7 @@ from ..kernels._threads import granted_threads
 from ..kernels.lazy import lazy_supported
 from ..losses import Loss
 from ..regularizers import Fixed, LpBall, as_regularizer
-from ..regularizers.sets import Penalty
+from ..regularizers.penalties import Penalty
 from ..results.result import MKLResult
 from .cost import choose_driver
 from . import _kernel_reuse

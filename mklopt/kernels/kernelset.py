@@ -9,20 +9,18 @@ what the formulations need: rank-revealing factors
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..exceptions import MKLWarning, NotPSDError
 from ._arguments import kernel_weights, point_coefficients
 from ._from_data import data_kernel_set
 from ._normalize import _Normalizing
 from ._spectral import _Spectral
-from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
-from ._scan import SYM_TOL, judge, scan_stack
-from ._stack import as_stack, check_names, check_points, read_only, sketch_vectors, symmetrize
+from ._checked_stack import checked_stack
+from ._scan import SYM_TOL
+from ._stack import check_names, check_points, read_only, sketch_vectors
 from .construct import KernelSpec
 from .._compiled.products import combine, quadratic_terms
 
@@ -71,7 +69,7 @@ class KernelSet(_Normalizing, _Spectral):
     psd_check : {"lanczos", "full"}, default "lanczos"
         ``"lanczos"``: the exact test (a Cholesky factorization of
         :math:`K + \\tau_{\\text{noise}} I`) up to n = 300, where it is as cheap, and
-        above a 20-step Lanczos estimate of the smallest eigenvalue from a
+        above a 40-step Lanczos estimate of the smallest eigenvalue from a
         random start seeded by the kernel (:math:`O(n^2)`; it finds clearly
         indefinite kernels, and any kernel it flags is checked exactly);
         ``"full"``: the Cholesky test at every n (:math:`O(n^3)`), which also
@@ -122,58 +120,13 @@ class KernelSet(_Normalizing, _Spectral):
             if isinstance(kernels, KernelSet):
                 names = kernels.names if names is None else names
                 kernels = kernels.K
-            stack = self._validated(kernels, names, psd_tol, sym_tol, psd_check)
+            checked = checked_stack(kernels, names, self.psd, self.symmetric, psd_tol, sym_tol, psd_check)
+            stack, self._sketch = checked.stack, checked.sketch
+            self.validated_by, self.clipped = checked.validated_by, checked.clipped
         self.M, self.n = stack.shape[0], stack.shape[1]
         self.names = check_names(names, self.M)
         self.K = read_only(stack)
         self.scales = np.ones(self.M)
-
-    def _validated(self, kernels: Any, names, psd_tol: float, sym_tol: float,
-                   psd_check: str) -> np.ndarray:
-        """The checked stack: the input itself, or one copy when it must change."""
-        given = as_stack(kernels)
-        stack = given.stack
-        names = check_names(names, stack.shape[0])
-        # the scan screens large kernels while they are in cache; small ones get the exact test
-        trusted = getattr(kernels, "psd_by_construction", False)
-        screen = (lanczos_screen if self.psd and not trusted and psd_check == "lanczos"
-                  and stack.shape[1] > EXACT_MAX_N else None)
-        visits = getattr(kernels, "visits", None)  # made while mklopt built the kernels
-        scan = (judge(visits, names, stack.shape[1], sym_tol) if visits is not None and screen is None
-                else scan_stack(stack, names, self.symmetric, sym_tol, screen))
-        self._sketch = scan.sketch
-        # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
-        to_symmetrize = scan.asymmetric + (scan.noise_asymmetric if given.owned else [])
-        if to_symmetrize:
-            stack = stack if given.owned else stack.copy()
-            given.owned = True
-            symmetrize(stack, to_symmetrize)
-            # W'KW is linear in K: symmetrizing K symmetrizes its sketch (no second read)
-            sketch = self._sketch[to_symmetrize]
-            self._sketch[to_symmetrize] = 0.5 * (sketch + sketch.transpose(0, 2, 1))
-        if self.psd and trusted:
-            self.validated_by = "construction"
-        elif self.psd:
-            self.validated_by = "lanczos" if screen is not None else "cholesky"
-            try:
-                to_clip = check_psd(stack, names, scan.scale, psd_tol, psd_check, scan.screened)
-            except NotPSDError as exc:
-                if given.low_precision is None:
-                    raise
-                raise NotPSDError(
-                    f"{exc} The kernels were given as {given.low_precision}: mklopt checks them "
-                    "in float64, where that rounding is not noise; pass float64 kernels, or clip "
-                    "the rounding with a larger psd_tol (e.g. psd_tol=1e-6).") from None
-            if to_clip:
-                self._sketch = None
-                stack = stack if given.owned else stack.copy()
-                removed = clip(stack, to_clip)
-                self.clipped = {names[m]: v for m, v in removed.items()}
-                warnings.warn(
-                    "clipped small negative eigenvalues (numerical noise) of kernels "
-                    + ", ".join(f"'{k}' ({v:.2g})" for k, v in self.clipped.items()),
-                    MKLWarning, stacklevel=3)
-        return stack
 
     # ------------------------------------------------------------------ build
     @classmethod

@@ -7,7 +7,8 @@ Throughout, **p is the weight norm**: ``LpBall(p)`` is
 * :mod:`.base` — :class:`Regularizer` and the generic CVXPY machinery;
 * :mod:`.lp` — ℓp balls (closed forms);
 * :mod:`.sets` — weighted ℓ1, user constraints, elastic net, ellipsoids,
-  fixed weights, the block-norm penalty;
+  fixed weights;
+* :mod:`.penalties` — the block-norm and VKR penalties (not weight sets);
 * :mod:`.spec` — ``as_regularizer`` and the specs stored in saved results.
 """
 
@@ -18,7 +19,8 @@ from .spectrahedron import Spectrahedron
 from .krr import KRRProblem
 from .lp import L1, LpBall, stable_norm
 from .norms import block_from_weight_norm, check_p, conjugate_exponent, weight_from_block_norm
-from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
+from .penalties import BlockNorm, VKRPenalty
+from .sets import ConstraintSet, ElasticNet, Fixed, NonIsotropic, WeightedL1
 from .spec import as_regularizer, from_spec, spec_of
 
 __all__ = [

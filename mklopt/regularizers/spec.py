@@ -18,7 +18,8 @@ from .krr import KRRProblem
 from .lp import L1, LpBall
 from .norms import check_p
 from .spectrahedron import Spectrahedron
-from .sets import BlockNorm, ConstraintSet, ElasticNet, Fixed, NonIsotropic, VKRPenalty, WeightedL1
+from .penalties import BlockNorm, VKRPenalty
+from .sets import ConstraintSet, ElasticNet, Fixed, NonIsotropic, WeightedL1
 
 __all__ = ["as_regularizer", "spec_of", "from_spec", "REGISTRY"]
 
