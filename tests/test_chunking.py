@@ -16,7 +16,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import mklopt
-from mklopt.drivers import chunking
+from mklopt.drivers import _chunk_size as chunk_size, chunking
 from mklopt.exceptions import FormulationError, InvalidInputError, KernelError, UncertifiedWarning
 from mklopt.kernels import KernelSet, LazyKernelSet
 from mklopt.testing import reference_instances
@@ -169,7 +169,7 @@ def test_chunks_double_while_the_weights_stay_put(monkeypatch):
     doubled = mklopt.fit(dense, y, "chunking", regularizer=fixed, C=10, tol=1e-6, Q=10)
     pairs = [row["pairs"] for row in doubled.history]
     assert pairs[:3] == [10, 20, 40]
-    monkeypatch.setattr(chunking, "MAX_CHUNK", 1)
+    monkeypatch.setattr(chunk_size, "MAX_CHUNK", 1)
     steady = mklopt.fit(dense, y, "chunking", regularizer=fixed, C=10, tol=1e-6, Q=10)
     assert max(row["pairs"] for row in steady.history) == 10
     assert doubled.status == steady.status == "converged"

@@ -10,7 +10,7 @@ iteration is
    after which the per-kernel gradients are updated from the touched indices only. While
    the θ-steps leave μ where it was (:math:`\\|\\Delta\\mu\\|_1 \\le` :data:`SETTLED`
    :math:`\\|\\mu\\|_1`), each α-step gets twice the pairs of the last, up to
-   :data:`MAX_CHUNK` ``Q``: what is left then is the SVM at those weights, and a weight step
+   :data:`~mklopt.drivers._chunk_size.MAX_CHUNK` ``Q``: what is left then is the SVM at those weights, and a weight step
    every ``Q`` pairs would only add its fixed cost;
 2. the certificate from the gradients alone: :math:`s_m = w^\\top g_m`,
    :math:`f = \\sum_m\\mu_m g_m`, the exact bias (the Certificates page). When it reaches
@@ -39,7 +39,6 @@ import numba
 import numpy as np
 
 from .._options import Flag, Integer, Real, Vector
-from ..exceptions import InvalidInputError
 from ..formulations import MKLData
 from .._compiled.columns import LAZY, kernel_diagonals, oracle_of, product_length
 from .._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
@@ -51,6 +50,7 @@ from ._core_memory import CACHE_MB, KeptColumns, column_caches, rbf_table_of, sh
 from .._compiled.smo import shrink, smo_chunk
 from .._compiled.smo import violation as smo_violation
 from .base import Driver, Step
+from ._chunk_size import checked_Q, next_chunk
 from ._core_certificates import from_gradients, from_kernels, svm_gap
 from ._newton_step import SETTLED, moved_share
 from ._weight_step import WeightStep
@@ -58,10 +58,6 @@ from ._weight_step import WeightStep
 __all__ = ["Chunking", "CACHE_MB"]
 
 _MIN_EPS = 1e-12
-#: Default SMO pair updates between weight steps.
-DEFAULT_Q = 100
-#: A chunk grows to at most this many times ``Q`` pairs.
-MAX_CHUNK = 16
 
 
 class Chunking(Driver):
@@ -129,7 +125,7 @@ class Chunking(Driver):
         super().__init__(data)
         n, M = data.n, data.M
         self.tol = tol
-        self.Q = _check_Q(Q, n)
+        self.Q = checked_Q(Q)
         self.oracle = oracle_of(data.kernels)
         views = product_length(self.oracle) // n if self.oracle[0] == LAZY else 0
         self.y = np.asarray(data.y, dtype=float)
@@ -240,8 +236,7 @@ class Chunking(Driver):
     def _next_chunk(self, mu: np.ndarray, next_weights: np.ndarray) -> None:
         """Twice the pairs (up to ``MAX_CHUNK * Q``) after a θ-step that left the weights
         where they were, ``Q`` after one that moved them."""
-        settled = moved_share(next_weights, mu) <= SETTLED
-        self.chunk = min(2 * self.chunk, MAX_CHUNK * self.Q) if settled else self.Q
+        self.chunk = next_chunk(self.chunk, self.Q, moved_share(next_weights, mu) <= SETTLED)
 
     def _active_sets(self, mu: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """The step's points and each output's active variables, from exact :math:`\\hat g = \\sum_m \\mu_m g_m`."""
@@ -293,13 +288,3 @@ class Chunking(Driver):
 
 def _scale(cert: Certificate) -> float:
     return max(abs(cert.primal), abs(cert.dual), 1e-300)
-
-
-def _check_Q(Q, n: int) -> int:
-    if Q is None:
-        return DEFAULT_Q
-    if isinstance(Q, bool) or not isinstance(Q, (int, np.integer)) or Q < 2:
-        raise InvalidInputError(
-            f"Q (SMO pair updates between weight steps) must be an integer >= 2, got {Q!r}.")
-    return int(Q)
-

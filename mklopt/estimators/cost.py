@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..drivers.chunking import DEFAULT_Q
+from ..drivers._chunk_size import DEFAULT_Q
 
 __all__ = ["DriverChoice", "choose_driver", "core_seconds", "outer_seconds"]
 
