@@ -28,22 +28,16 @@ from ..exceptions import InvalidInputError
 from .auxiliary import solve_auxiliary
 from .._options import real_array
 from .base import Regularizer
-from .lmi_subspace import SubspaceLMI
+from ._joint_range import _JointRange
 
 __all__ = ["Spectrahedron"]
 
-
-#: The joint range: eigenvalues of the uniform combination above this fraction of its largest.
-#: Below it a direction carries at most ~1e-10 of any combination (its eigenvectors would
-#: be whitened by 1e5 and more, which only rounding resolves); the violation there is
-#: still measured in full (:meth:`Spectrahedron.violation`).
-RANGE_CUTOFF = 1e-10
 
 #: Eigenvalues above -NOISE * eps * n * ||K_mu|| count as PSD (rounding noise).
 NOISE = 10.0
 
 
-class Spectrahedron(Regularizer):
+class Spectrahedron(_JointRange, Regularizer):
     """:math:`\\{\\mu: \\sum_m\\mu_mK_m\\succeq0,\\ \\operatorname{Tr}K_\\mu=c\\}` for a stack ``K`` (M, n, n).
 
     Parameters
@@ -161,51 +155,6 @@ class Spectrahedron(Regularizer):
         solution = self.lmi().minimize(-(N.T @ u), gap=1e-11 * scale)
         return self.uniform + N @ solution.x, solution.Z
 
-    def lmi(self):
-        """The set's LMI in the free weights, :math:`I+\\sum_id_iW^\\top K_{N_i}W\\succeq0`, with the
-        subspace it is solved on (kept: the cutting plane's masters and certificates share it)."""
-        if not hasattr(self, "_lmi"):
-            N, A = self.reduced()
-            self._lmi = SubspaceLMI(np.tensordot(N.T, A, axes=1), self.radius())
-        return self._lmi
-
-    def reduced(self) -> tuple[np.ndarray, np.ndarray]:
-        """:math:`N` (M, M-1) and the whitened kernels :math:`W^\\top K_mW` (M, r, r)."""
-        if not hasattr(self, "_reduced_value"):
-            t = self.traces / np.linalg.norm(self.traces)
-            N = np.linalg.svd(np.eye(t.size) - np.outer(t, t))[0][:, : t.size - 1]
-            W = self.whitening()
-            A = np.einsum("ia,mij,jb->mab", W, self.K, W, optimize=True)
-            self._reduced_value = (N, (A + A.transpose(0, 2, 1)) / 2)
-        return self._reduced_value
-
-    def radius(self) -> float:
-        """:math:`\\max_{\\mu\\in\\Theta_c}\\|\\mu\\|_2\\le c/\\sigma_{\\min}` (:meth:`gram`)."""
-        return self.c / float(self.gram()[0][-1])
-
-    def gram(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower bounds on the singular values :math:`\\sigma_j` of the flattened kernels (descending;
-        :math:`\\sigma_j^2` the eigenvalues of :math:`Q`) and their left vectors :math:`V` (M, M).
-
-        From an SVD of the (M, n²) matrix of kernels, accurate to :math:`\\varepsilon\\sigma_{\\max}`
-        (the eigenvalues of :math:`Q` itself only to :math:`\\varepsilon\\sigma_{\\max}^2`); each is
-        lowered by :math:`10M\\varepsilon\\sigma_{\\max}`. Kernels dependent to within that (one a
-        combination of the others, to rounding) leave :math:`\\Theta_c` without a computable bound
-        and raise :class:`~mklopt.exceptions.InvalidInputError` naming them.
-        """
-        if not hasattr(self, "_gram_value"):
-            M = self.K.shape[0]
-            U, sigma, _ = np.linalg.svd(self.K.reshape(M, -1), full_matrices=False)
-            low = sigma - 10.0 * M * np.finfo(float).eps * float(sigma[0])
-            if not low[-1] > 0:
-                involved = np.flatnonzero(np.abs(U[:, -1]) > 0.1 * np.abs(U[:, -1]).max())
-                raise InvalidInputError(
-                    f"the spectrahedron's kernels {involved.tolist()} are linearly dependent to rounding "
-                    f"(singular values {float(sigma[-1]):.3g} of {float(sigma[0]):.3g}): the weights are not "
-                    "determined and no bound on them can be certified; drop one of them.")
-            self._gram_value = (low, U)
-        return self._gram_value
-
     def _lambda_min(self, mu: np.ndarray) -> tuple[float, float]:
         combined = np.tensordot(mu, self.K, axes=1)
         eigs = np.linalg.eigvalsh((combined + combined.T) / 2)
@@ -219,20 +168,6 @@ class Spectrahedron(Regularizer):
         rounding = NOISE * np.finfo(float).eps * float(np.abs(self.traces) @ np.abs(mu))
         trace = max(abs(float(self.traces @ mu) - self.c) - rounding, 0.0) / self.c
         return max(trace, max(-low - noise, 0.0) / self.c, 0.0)
-
-    def whitening(self) -> np.ndarray:
-        """:math:`W` (n, r) with :math:`W^\\top K_{\\mu_u}W=I_r` on the range of the uniform combination.
-
-        Directions where :math:`K_{\\mu_u}` is (nearly) zero are (nearly) in every kernel's
-        null space (each :math:`K_m\\succeq0` has a positive uniform weight), so every
-        :math:`K_\\mu` (nearly) vanishes there and PSD-ness is decided on the range
-        (:data:`RANGE_CUTOFF`).
-        """
-        if not hasattr(self, "_whitening"):
-            vals, vecs = np.linalg.eigh(np.tensordot(self.uniform, self.K, axes=1))
-            keep = vals > RANGE_CUTOFF * max(float(vals[-1]), 1e-300)
-            self._whitening = vecs[:, keep] / np.sqrt(vals[keep])
-        return self._whitening
 
     def boundary(self, mu: np.ndarray) -> float:
         """The least :math:`\\theta` with :math:`(1-\\theta)K_\\mu+\\theta K_{\\mu_u}\\succeq0` on the joint range.
