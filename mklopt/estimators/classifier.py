@@ -20,7 +20,7 @@ from ..exceptions import InvalidInputError
 from ..regularizers import Regularizer
 from ._checked import checked_targets
 from ._base import AUTO, MKLEstimatorBase
-from .multiclass import MULTICLASS, scheme, solve_classes
+from .multiclass import check_schemes, scheme, solve_classes
 from .one_vs_one import in_given_order, ovr_shaped, pairs_order, votes
 
 __all__ = ["MKLClassifier"]
@@ -78,8 +78,8 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         column reads against the outer loop's stack passes and SVM solves for this
         machine's threads; one-vs-rest classes run side by side on them), on low-rank
         factors, or where the dense stack would exceed 2 GB; otherwise the cutting plane
-        for p = 1 and the wrapper for every other weight set; never the exact interior-point solve (10 to 100 times slower than
-        these loops already at 150 points).
+        for p = 1 and the wrapper for every other weight set; never the exact
+        interior-point solve (10 to 100 times slower than these loops already at 150 points).
         ``"exact"``: one interior-point solve of formulation ``"lp_dual"``,
         or ``"lp_primal"`` when Θ has no closed-form support function.
         ``"wrapper"``, ``"cutting_plane"``, ``"dca"`` or any
@@ -115,18 +115,12 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         problem with the ``"ovr_hinge"`` loss, all classes sharing one weight
         vector (one offset per class). Ignored for two classes.
     n_jobs : int, optional
-        Threads solving the one-vs-rest problems in parallel (joblib; -1: all
-        cores). libsvm, the BLAS passes and the compiled interleaved core release
-        the GIL. None: one class at a time, except on the interleaved core
-        (``driver="chunking"``, which ``"auto"`` picks for a few hundred points), whose
-        classes run side by side on numba's threads (``NUMBA_NUM_THREADS``;
-        :mod:`mklopt.drivers.core_threads`), each class's parallel loops on its
-        share of them, sharing the kernels and, computed on the fly, the column
-        cache's memory; one-vs-one on kernels on the fly (too large for a dense stack) runs
-        its pairs in worker processes instead, one per core (each pair a small problem whose
-        outer loop threads would run one at a time under the GIL;
-        :func:`~mklopt.estimators.multiclass.pairs_in_processes`). Either way the result is
-        the same.
+        Threads solving the binary problems in parallel (joblib; -1: all cores; libsvm, the
+        BLAS passes and the compiled interleaved core release the GIL). None: one problem at a
+        time, except on the interleaved core (``driver="chunking"``), whose problems run side
+        by side on numba's threads, and one-vs-one on kernels on the fly, whose pairs run in
+        worker processes (:mod:`mklopt.estimators.multiclass`). Either way the result is the
+        same.
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         With ``multiclass="ovo"``: ``"ovo"`` returns the pairs' decision values (n_samples,
         pairs) in libsvm's pair order; ``"ovr"`` one column per class, the votes plus the
@@ -190,14 +184,10 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
 
     Notes
     -----
-    **Multiclass**: one-vs-rest by default; with ``multiclass="ovo"`` libsvm's one-vs-one (votes;
-    ``decision_function`` one column per class by ``decision_function_shape="ovr"``, or one per
-    pair). With ``multiclass="ovr"`` a binary MKL
-    problem (class ``c`` against all others) is solved per class with its own
-    kernel weights; with ``"shared"`` one problem (loss ``"ovr_hinge"``)
-    learns one weight vector for all classes. ``decision_function`` returns
-    one column per class and ``predict`` the argmax. **Binary**: labels may be any two values; ``classes_[1]`` is
-    the positive class (decision value > 0).
+    **Multiclass** (the schemes: ``multiclass`` above): ``decision_function`` returns one column
+    per class (per pair with ``multiclass="ovo"`` and ``decision_function_shape="ovo"``);
+    ``predict`` takes the argmax, or for one-vs-one the votes. **Binary**: labels may be any two
+    values; ``classes_[1]`` is the positive class (decision value > 0).
 
     Examples
     --------
@@ -239,11 +229,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         """
         X, y = self._fit_inputs(X, y, order_of=lambda labels: pairs_order(self, labels))
         checked_targets(self, y)
-        if self.multiclass not in MULTICLASS:
-            raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {self.multiclass!r}.")
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise InvalidInputError("decision_function_shape must be 'ovr' or 'ovo', got "
-                                    f"{self.decision_function_shape!r}.")
+        check_schemes(self.multiclass, self.decision_function_shape)
         check_C(self.C)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:

@@ -29,16 +29,28 @@ import numpy as np
 
 from ..drivers.chunking import CACHE_MB
 from ..drivers.core_threads import core_threads, on_threads
-from ..exceptions import SolverError
+from ..exceptions import InvalidInputError, SolverError
 from ..kernels._blas import numpy_blas_only, single_blas_thread
 from ..kernels._pool import on_kept_threads
 from . import _base
 from .one_vs_one import solve_pairs
 
-__all__ = ["MULTICLASS", "scheme", "solve_classes", "pairs_in_processes", "in_processes", "on_own_threads"]
+__all__ = ["MULTICLASS", "check_schemes", "scheme", "solve_classes", "pairs_in_processes", "in_processes",
+           "on_own_threads"]
 
 #: The multiclass schemes (more than two classes).
 MULTICLASS = ("auto", "ovo", "ovr", "shared")
+#: The shapes of a one-vs-one ``decision_function`` (as ``SVC``'s).
+DECISION_SHAPES = ("ovr", "ovo")
+
+
+def check_schemes(multiclass: str, decision_function_shape: str) -> None:
+    """Raise :class:`~mklopt.exceptions.InvalidInputError` for a scheme or decision shape that is
+    not one of :data:`MULTICLASS`, :data:`DECISION_SHAPES`."""
+    if multiclass not in MULTICLASS:
+        raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {multiclass!r}.")
+    if decision_function_shape not in DECISION_SHAPES:
+        raise InvalidInputError(f"decision_function_shape must be 'ovr' or 'ovo', got {decision_function_shape!r}.")
 
 
 def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
