@@ -25,7 +25,7 @@ def from_gradients(data: MKLData, y: np.ndarray, alpha: np.ndarray, G: np.ndarra
     """The certificate at (μ, α) from the gradients ``G`` (T, M, n) of the T outputs (``Kc``: the
     same as certificates take them, (M, n) or (M, T, n))."""
     coef = data.loss.coef(alpha, y)
-    s = G[0] @ coef if G.shape[0] == 1 else sum(g @ c for g, c in zip(G, coef.reshape(G.shape[0], -1)))
+    s = (G @ coef.reshape(G.shape[0], -1, 1)).sum(axis=0)[:, 0]  # one batched product for all T outputs
     gain = data.loss.gain(alpha, y, data.C)
     terms = _AlphaTerms(alpha, coef, s, Kc, gain, gain - data.regularizer.dual_penalty(s), data.kernels)
     return _evaluate(terms, y, mu, data.C, data.regularizer, loss=data.loss)

@@ -50,7 +50,8 @@ def check_schemes(multiclass: str, decision_function_shape: str) -> None:
     if multiclass not in MULTICLASS:
         raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {multiclass!r}.")
     if decision_function_shape not in DECISION_SHAPES:
-        raise InvalidInputError(f"decision_function_shape must be 'ovr' or 'ovo', got {decision_function_shape!r}.")
+        raise InvalidInputError(
+            f"decision_function_shape must be one of {DECISION_SHAPES}, got {decision_function_shape!r}.")
 
 
 def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:

@@ -87,7 +87,8 @@ def training_kernels(X: np.ndarray, Xc: np.ndarray, gammas: np.ndarray, rbf_slot
                      forms: np.ndarray, product_slots: np.ndarray, out: np.ndarray) -> np.ndarray:
     """The RBF kernels ``out[rbf_slots[k]] = exp(-gammas[k] D)`` (D the squared distances of the
     training points ``X``, read from the centred points ``Xc``) and the linear and polynomial
-    ones ``out[product_slots[k]]`` (``forms`` (k, 3): the rows ``(gamma, coef0, degree)`` of :func:`~mklopt.kernels._named.product_form`),
+    ones ``out[product_slots[k]]`` (``forms`` (k, 3): the rows ``(gamma, coef0, degree)`` of
+    :func:`~mklopt.kernels._named.product_form`),
     from the upper triangles of the Gram matrices of the centred points and of X (each by row
     blocks into the first slot of its kernels), in one compiled pass over their tiles split over
     the cores (:mod:`~mklopt._compiled.training_stack`: exactly symmetric, the RBF diagonals

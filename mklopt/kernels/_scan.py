@@ -87,12 +87,13 @@ def visit_kernel(K: np.ndarray, symmetric: bool, W: np.ndarray, screen: Screen |
     """One kernel, read from memory once: ``probes^T K`` first, everything else from cache.
 
     ``probes`` is :math:`[v, W]^\\top` (4, n): the screen's start vector (seeded by
-    the kernel, :func:`screen_start`) and the sketch's columns. For a symmetric kernel :math:`v^\\top K = (K v)^\\top`, handed to
-    ``screen``; a kernel that is not exactly symmetric gets its maximal asymmetry
-    measured (tiles of rows against columns), and is screened here only when that is
-    rounding noise (it is symmetrized and screened later otherwise). A kernel
-    ``symmetric_by_construction`` (each entry written at both places when it was built) is
-    not compared with its transpose (SciPy's ``issymmetric``: half of the visit's time).
+    the kernel, :func:`screen_start`) and the sketch's columns. For a symmetric kernel
+    :math:`v^\\top K = (K v)^\\top`, handed to ``screen``; a kernel that is not exactly
+    symmetric gets its maximal asymmetry measured (tiles of rows against columns), and is
+    screened here only when that is rounding noise (it is symmetrized and screened later
+    otherwise). A kernel ``symmetric_by_construction`` (each entry written at both places when
+    it was built) is not compared with its transpose (SciPy's ``issymmetric``: half of the
+    visit's time).
     ``extremes``: K's largest and smallest entries where its build kept them (not read again).
     """
     start = screen_start(K) if screen is not None else W[:, 0]

@@ -25,7 +25,8 @@ from .spec import as_regularizer, from_spec, spec_of
 
 __all__ = [
     "Regularizer", "LpBall", "L1", "WeightedL1", "ElasticNet", "NonIsotropic",
-    "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "as_regularizer", "conjugate_exponent",
+    "ConstraintSet", "GroupSimplex", "Spectrahedron", "Fixed", "BlockNorm", "VKRPenalty", "as_regularizer",
+    "conjugate_exponent",
     "block_from_weight_norm", "weight_from_block_norm", "check_p", "from_spec", "spec_of",
     "solve_auxiliary", "stable_norm",
 ]
