@@ -35,6 +35,7 @@ from .bounds import Certificate, objective_scale, relative_gap
 from .feasibility import FEASIBILITY_TOL, convention_hint, relative_violation
 
 __all__ = ["certify", "psd_kernel_set", "PrimalPoint", "certificate", "check_loss_C", "rounding_bound",
+           "ROUNDING_SHARE",
            "primal_point_certificate", "project_alpha",
            "best_bias", "hinge_sum", "relative_gap", "relative_violation", "FEASIBILITY_TOL"]
 
@@ -75,21 +76,33 @@ def _evaluate(terms: _AlphaTerms, y: np.ndarray, mu: np.ndarray, C: float,
               regularizer: Regularizer, feasible: bool = True, loss: Loss = HINGE) -> Certificate:
     """Primal value at weights ``mu`` (``+inf`` with negative weights, where
     :math:`\\|w_m\\|^2/\\mu_m` is undefined) against the alpha-only dual value."""
-    bias, data_term = loss.data_term(weighted_sum(mu, terms.Kc), y, C)
+    outputs = weighted_sum(mu, terms.Kc)
+    bias, data_term = loss.data_term(outputs, y, C)
     negative = bool((mu < 0).any()) and not getattr(regularizer, "signed", False)  # signed: K_mu PSD in Θ
     primal = np.inf if negative else regularizer.primal_penalty(mu, terms.s) + data_term
     gap = primal - terms.dual
     message = ""
-    if gap < 0 and np.isfinite(gap):  # only rounding may do this: widen P by its bound
-        bound = rounding_bound(terms, mu, C, regularizer, loss, y, bias, data_term)
-        if -gap <= bound:
-            primal, gap = primal + bound, gap + bound
-        else:
+    if np.isfinite(gap):  # P and G as computed may be off by rounding: see ROUNDING_SHARE
+        bound = rounding_bound(terms, mu, C, regularizer, loss, y, bias, data_term, outputs)
+        if -gap > bound:  # only rounding may make the gap negative, and not by more than its bound
             message = negative_gap_message(gap, bound, C)
+        elif gap < 0 or bound > ROUNDING_SHARE * max(abs(primal), abs(terms.dual)):
+            primal, gap = primal + bound, gap + bound
     return Certificate(primal=primal, dual=terms.dual, gap=gap,
                        rel_gap=relative_gap(gap, primal, terms.dual, objective_scale(C, y.shape[-1])), bias=bias,
                        weights=mu.copy(), alpha=terms.alpha, s=terms.s, feasible=feasible,
                        gain=terms.gain, dual_coef=terms.coef, message=message)
+
+
+#: The share of the objective above which the rounding bound widens a certified interval (it
+#: always covers a negative gap): a tenth of the loops' default tolerance. Below it the bound
+#: is left out: it is a worst case (every rounding error of one sign, every output counted in
+#: the loss's sum) far above the errors measured (kernels scaled 1e6 to 1e-6: a bound of 1.8e-6
+#: of P, the products 1e-15 off), and would refuse the gaps exact solvers reach there. Above
+#: it the products themselves are in doubt: linear kernels of features offset by 1e8 (entries
+#: ~1e16 after the default normalization) gave :math:`s_m` tens off, and a gap of 3e-4 was
+#: certified around a dual value that was too high; widened, nothing is.
+ROUNDING_SHARE = 1e-5
 
 
 def negative_gap_message(gap: float, bound: float, C: float) -> str:
@@ -101,8 +114,10 @@ def negative_gap_message(gap: float, bound: float, C: float) -> str:
 
 
 def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Regularizer,
-                   loss: Loss, y: np.ndarray, bias, data_term: float = 0.0) -> float:
-    """A bound on the floating-point error of :math:`P - G` (used when it came out negative).
+                   loss: Loss, y: np.ndarray, bias, data_term: float = 0.0,
+                   outputs: np.ndarray | None = None) -> float:
+    """A bound on the floating-point error of :math:`P - G`: added to a gap that came out
+    negative, and to any gap where it exceeds :data:`ROUNDING_SHARE` of the objective.
 
     With :math:`\\gamma = (n + M + 2)\\,u` (:math:`u` the unit roundoff),
     :math:`\\kappa_m = \\max|K_m|` and :math:`\\|c\\|_1` the coefficients' 1-norm, each
@@ -116,7 +131,9 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
     only the quadratic terms are covered). The sums that form :math:`P` and :math:`G`
     themselves add :math:`\\gamma` times the magnitudes summed: the data term, the
     penalties, :math:`|D(\\alpha)|` and :math:`\\|y\\|_\\infty\\|c\\|_1` (the linear part
-    of :math:`D`, whose terms may cancel). Costs one pass over the stack.
+    of :math:`D`, whose terms may cancel). ``outputs``: :math:`\\sum_m\\mu_m K_m c` where the
+    caller has it. The kernels' largest entries take one pass over a dense stack, once (the set
+    keeps them).
     """
     M, n = terms.kernels.M, terms.kernels.n
     gamma = (n + M + 2) * np.finfo(float).eps
@@ -124,7 +141,7 @@ def rounding_bound(terms: _AlphaTerms, mu: np.ndarray, C: float, regularizer: Re
     c1 = float(np.sum(np.abs(terms.coef)))
     e = gamma * float(np.dot(np.abs(mu), kappa)) * c1
     delta = gamma * kappa * c1 ** 2
-    outputs = weighted_sum(mu, terms.Kc)
+    outputs = weighted_sum(mu, terms.Kc) if outputs is None else outputs
     lip = loss.output_lipschitz(outputs, y, C, bias)
     sums = (abs(data_term) + abs(terms.gain) + float(np.max(np.abs(y), initial=0.0)) * c1
             + 0.5 * float(np.dot(np.abs(mu), np.abs(terms.s))) + abs(terms.gain - terms.dual))

@@ -44,7 +44,7 @@ from .._compiled.columns import LAZY, kernel_diagonals, oracle_of, product_lengt
 from .._compiled.gradient_updates import add_columns, add_columns_into, update_scratch
 from ..kernels._blas import single_blas_thread
 from .._compiled.rbf_table import NO_KERNEL_TABLE, fill_table
-from ._progress import Progress
+from ._progress import REPEATS, Progress, Repeats
 from ..results.result import Certificate
 from ._core_memory import CACHE_MB, KeptColumns, column_caches, rbf_table_of, shared_kernel_table
 from .._compiled.smo import shrink, smo_chunk
@@ -101,7 +101,8 @@ class Chunking(Driver):
              "(`driver=\"auto\"` picks it where its estimated time is lower); no n × n matrix on the fly")
 
     stall_rule = ("a step made no SMO pair update at the finest stopping violation (1e-12) and the "
-                  "weight step left the weights where they were: the next step would repeat it; or the "
+                  "weight step left the weights where they were: the next step would repeat it; "
+                  f"max_cuts + {REPEATS} steps in a row did so at a coarser one; or the "
                   "best certified gap fell by less than 0.1 % over the last 200 steps with SMO pair updates")
     #: Why the loop stopped when its steps no longer brought the certified gap down.
     slow_reason = ("the certified gap fell by less than 0.1 % over the last 200 steps with SMO pair "
@@ -109,6 +110,13 @@ class Chunking(Driver):
                    "{rel_gap:.1e}: the problem is ill-conditioned for SMO (a very large C, kernels of very "
                    "different scales or nearly constant); a smaller C, kernels normalized by their trace, or "
                    "driver='cutting_plane' goes further")
+    #: Why the loop stopped when its steps repeated the last one exactly.
+    repeat_reason = (f"max_cuts + {REPEATS} steps in a row repeated the last one (SMO optimal at its stopping "
+                     "violation, the weight step leaving the weights where they were) at rel_gap {rel_gap:.1e}: "
+                     "the weight step finds no better weights from this α (kernels whose entries are far "
+                     "larger than their variation, e.g. linear or polynomial kernels of features with a large "
+                     "offset, leave it products of rounding: centre the features, e.g. with StandardScaler); "
+                     "driver='cutting_plane' may go further")
     stall_reason = ("no SMO pair could improve α at the finest stopping violation (1e-12) and the "
                     "weight step did not move the weights, which limits the certificate at rel_gap "
                     "{rel_gap:.1e}; a smaller C, or driver='cutting_plane' with inner='cvxpy', goes further")
@@ -153,7 +161,7 @@ class Chunking(Driver):
         self.weight_step = WeightStep(data, max_cuts, second_order)
         self.pairs = 0
         self.chunk = self.Q
-        self.progress = Progress()
+        self.progress, self.repeats = Progress(), Repeats(max_cuts)
         self._exact: Certificate | None = None
         starts = [form.start for form in self.forms] if init_alpha is None else data.loss.smo_betas(
             data.loss.project(np.asarray(init_alpha, dtype=float), self.y, data.C), self.y)
@@ -217,15 +225,19 @@ class Chunking(Driver):
                 worst = smo_violation(state, form.rows, base, ghat)
             pairs, violation = pairs + int(done), max(violation, float(worst))
         self.pairs += pairs
-        cert = self._gradient_certificate(mu)
+        cert, eps = self._gradient_certificate(mu), self.eps
         if violation <= self.eps and svm_gap(mu, cert) > 0.1 * self.tol * _scale(cert):
             self.eps = max(self.eps / 10.0, _MIN_EPS)  # SMO optimal here, yet not precise enough
         if 0.0 <= cert.rel_gap <= self.tol:
             cert = self._exact_certificate(mu)
         next_weights, lower = self.weight_step(mu, cert, self._Kc if len(self.forms) == 1 else None)
         # no pair to update at the finest stopping violation, and weights the θ-step leaves
-        # where they were: the next step would repeat this one exactly
+        # where they were: the next step would repeat this one exactly; at a coarser one (the
+        # SVM's gap not asking for less), more such steps in a row than the θ-step holds cuts
+        unchanged = pairs == 0 and self.eps == eps and np.array_equal(next_weights, mu)
         self.stalled = pairs == 0 and self.eps <= _MIN_EPS and np.array_equal(next_weights, mu)
+        if not self.stalled and self.repeats.update(unchanged):
+            self.stalled, self.stall_reason = True, self.repeat_reason
         # steps whose SMO pairs brought no progress (steps of the weights alone, pairs == 0,
         # may gather cuts for hundreds of steps before the gap moves: not counted)
         if not self.stalled and pairs > 0 and self.progress.update(cert.rel_gap):

@@ -252,6 +252,9 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
                 f"{type(self).__name__}: driver '{self.driver_}' stopped on {result.status} with "
                 f"certified rel_gap {result.rel_gap:.2e} > tol {tol:g}; increase max_iter or use "
                 "driver='exact'.", ConvergenceWarning, stacklevel=4)
+        elif result.status == "stalled" and not result.rel_gap <= tol:  # the message says what limits it
+            warnings.warn(f"{type(self).__name__}: driver '{self.driver_}' {result.message}; tol was {tol:g}.",
+                          ConvergenceWarning, stacklevel=4)
         return result
 
     def _keep_params(self, params: dict[str, Any]) -> None:

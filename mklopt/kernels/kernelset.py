@@ -248,8 +248,12 @@ class KernelSet(_Normalizing, _Spectral):
         return quadratic_terms(self.K, point_coefficients(coef, self.n), self.symmetric)
 
     def max_abs(self) -> np.ndarray:
-        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,) (one pass over the stack)."""
-        return np.abs(self.K.reshape(self.M, -1)).max(axis=1)
+        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,): one pass over the (read-only) stack, then kept
+        (every certificate's rounding bound asks for it)."""
+        kept = getattr(self, "_max_abs", None)
+        if kept is None or kept.shape[0] != self.M:
+            kept = self._max_abs = np.abs(self.K.reshape(self.M, -1)).max(axis=1)
+        return kept
 
     def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
         """:math:`s_m = c^\\top K_m c` for all m (``coef = y * alpha``).

@@ -1,0 +1,124 @@
+"""Certificates that account for their own rounding, and loops that stop when their steps repeat.
+
+Features offset by 1e8 make linear and polynomial kernels whose entries (~1e16 after the
+default normalization) dwarf their variation: the products :math:`s_m = c^\\top K_m c`
+computed in double precision came out tens below their exact values, and a certificate that
+ignored its rounding claimed a gap of 3e-4 around a dual value far too high. One-vs-one on
+60 such points ran its pairs to the 100,000-step default (nine minutes) at a gap of 0.86,
+and the estimator said nothing of a ``"stalled"`` fit.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+import mklopt
+from mklopt.certificates.gap import _alpha_terms, rounding_bound
+from mklopt.drivers._progress import REPEATS, Repeats
+from mklopt.drivers._weight_step import WeightStep
+from mklopt.estimators.kernel_specs import resolve_kernel_specs
+from mklopt.losses import as_loss
+from mklopt.regularizers import as_regularizer
+
+RNG = np.random.default_rng(1)
+X = RNG.standard_normal((60, 4))
+Y = np.repeat([0, 1, 2], 20)
+
+
+def _pair(offset: float):
+    """Classes 0 and 2 of the offset features and their default kernels, normalized as the estimators do."""
+    keep = (Y == 0) | (Y == 2)
+    Xp, yp = X[keep] + offset, np.where(Y[keep] == 0, 1.0, -1.0)
+    return mklopt.KernelSet.from_data(Xp, resolve_kernel_specs(None, Xp), normalization="multiplicative"), yp
+
+
+def _bound(kernels, y, result) -> float:
+    loss, reg = as_loss("hinge"), as_regularizer(None, 1.0)
+    terms = _alpha_terms(kernels, y, result.alpha, 1.0, reg, loss)
+    return rounding_bound(terms, result.weights, 1.0, reg, loss, y, result.bias)
+
+
+def test_the_bound_covers_the_rounding_of_the_products():
+    """s_m in double precision against long double (11 more bits): the difference is inside the bound."""
+    kernels, y = _pair(1e8)
+    result = mklopt.fit(kernels, y, "cutting_plane", max_iter=50)
+    coef = y * result.alpha
+    exact = np.array([float(coef.astype(np.longdouble) @ (K.astype(np.longdouble) @ coef.astype(np.longdouble)))
+                      for K in kernels.K])
+    double = np.array([coef @ (K @ coef) for K in kernels.K])
+    assert np.max(np.abs(double - exact)) > 1.0  # the rounding is material here
+    gamma = (kernels.n + kernels.M + 2) * np.finfo(float).eps
+    delta = gamma * kernels.max_abs() * np.abs(coef).sum() ** 2  # the bound's share of each s_m
+    assert np.all(np.abs(double - exact) <= delta)
+
+
+@pytest.mark.parametrize("driver", ["cutting_plane", "chunking", "simplemkl"])
+def test_offset_kernels_are_not_certified(driver):
+    """Before, the cutting plane and SimpleMKL stopped "converged" here (gaps of 2e-5 to 3e-4)."""
+    kernels, y = _pair(1e8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = mklopt.fit(kernels, y, driver, max_iter=300)
+    assert result.status != "converged"
+    assert result.gap >= _bound(kernels, y, result)  # the interval holds the rounding
+    assert result.rel_gap > 0.1
+
+
+def test_the_bound_is_negligible_on_well_scaled_kernels():
+    kernels, y = _pair(0.0)
+    result = mklopt.fit(kernels, y, "cutting_plane")
+    assert result.status == "converged" and result.rel_gap <= 1e-4
+    assert _bound(kernels, y, result) <= 1e-9 * abs(result.primal)
+    again = mklopt.certify(kernels, y, result.weights, result.alpha)  # the same interval, the same bound
+    assert again.primal == pytest.approx(result.primal, rel=1e-12)
+
+
+def test_max_abs_is_kept_and_exact():
+    kernels, _ = _pair(1e4)
+    first = kernels.max_abs()
+    assert np.array_equal(first, np.abs(kernels.K).max(axis=(1, 2)))
+    assert kernels.max_abs() is first
+    sub = kernels[[1, 3]]
+    assert np.array_equal(sub.max_abs(), first[[1, 3]])
+
+
+def test_one_vs_one_on_offset_features_stops_in_steps_and_warns():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = mklopt.MKLClassifier(multiclass="ovo").fit(X + 1e8, Y)
+    assert all(result.iterations < 1_000 for result in model.result_)  # the default is 100,000
+    uncertified = [result for result in model.result_ if result.rel_gap > 1e-4]
+    assert uncertified and all(result.status == "stalled" for result in uncertified)
+    said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(said) >= len(uncertified) and all("stalled" in text for text in said)
+
+
+def test_stalled_fits_warn_in_the_estimators():
+    """C = 1e12: the core stops "stalled" at gaps of 0.09-0.14; the estimator used to say nothing."""
+    with pytest.warns(ConvergenceWarning, match="stalled .* tol was 0.0001"):
+        mklopt.MKLClassifier(C=1e12).fit(X, Y)
+
+
+def test_repeated_steps_stop_the_interleaved_core(monkeypatch):
+    """A weight step that never moves the weights: SMO optimal, no pair, the same step over and
+    over. The loop stops "stalled" after ``max_cuts`` + REPEATS of them, not at ``max_iter``."""
+    monkeypatch.setattr(WeightStep, "__call__", lambda self, mu, cert, Kc=None: (mu, -math.inf))
+    kernels, y = _pair(0.0)
+    max_cuts = 5
+    result = mklopt.fit(kernels, y, "chunking", max_cuts=max_cuts, max_iter=10_000)
+    assert result.status == "stalled" and "repeated the last one" in result.message
+    assert result.iterations <= 100 + max_cuts + REPEATS
+    assert result.rel_gap > 1e-4  # uniform weights are not the optimum here
+
+
+def test_repeats_counts_steps_in_a_row():
+    repeats = Repeats(max_cuts=2)
+    assert not any(repeats.update(True) for _ in range(1 + REPEATS))
+    assert not repeats.update(False)  # a step that changed something starts the count again
+    assert not any(repeats.update(True) for _ in range(1 + REPEATS))
+    assert repeats.update(True)
