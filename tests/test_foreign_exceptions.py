@@ -4,9 +4,9 @@ Each case raised a foreign exception before (scikit-learn's ``ValueError``, NumP
 ``TypeError``, a Sphinx traceback): a class label that is continuous or of mixed types, a
 ``kernels=`` or ``specs`` that is not a spec or a sequence of them, a SciPy sparse kernel,
 complex features cast silently to their real parts, test features so large that the kernels
-overflow, a grid ``Cs=`` that is a number, an output folder that cannot be made, regularizers
-made of strings, a kernel set's methods given a wrong index, weights or coefficients, a
-reference catalogue that cannot be read. And two wrong answers: a penalty (``BlockNorm``,
+overflow, a grid ``Cs=`` that is a number, an ``n_jobs`` of 0 or a string (joblib's errors), an
+output folder that cannot be made, regularizers made of strings, a kernel set's methods given a
+wrong index, weights or coefficients, a reference catalogue that cannot be read. And two wrong answers: a penalty (``BlockNorm``,
 ``VKRPenalty``) given to an outer loop ran it to ``max_iter`` (minutes by default) with weights
 growing without bound and a gap of 1 (now refused at once), and spherically normalized test
 kernels of tiny features underflowed to NaN decisions from a converged fit.
@@ -91,6 +91,10 @@ CASES = {
     "transform_test(None)": (lambda: mklopt.KernelSet(KERNELS).transform_test(None), KernelError, "real numbers"),
     "transform_test(4-D)": (lambda: mklopt.KernelSet(KERNELS).transform_test(np.ones((2, 3, 40, 1))), KernelError,
                             "shape"),
+    "n_jobs=0": (lambda: mklopt.MKLClassifier(n_jobs=0).fit(X, np.arange(40) % 3), InvalidInputError,
+                 "non-zero integer"),
+    "n_jobs='x'": (lambda: mklopt.MKLClassifier(n_jobs="x", multiclass="ovo").fit(X, np.arange(40) % 3),
+                   InvalidInputError, "non-zero integer"),
 }
 
 

@@ -229,7 +229,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         """
         X, y = self._fit_inputs(X, y, order_of=lambda labels: pairs_order(self, labels))
         checked_targets(self, y)
-        check_schemes(self.multiclass, self.decision_function_shape)
+        check_schemes(self.multiclass, self.decision_function_shape, self.n_jobs)
         check_C(self.C)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:

@@ -20,6 +20,7 @@ processes.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -44,14 +45,17 @@ MULTICLASS = ("auto", "ovo", "ovr", "shared")
 DECISION_SHAPES = ("ovr", "ovo")
 
 
-def check_schemes(multiclass: str, decision_function_shape: str) -> None:
+def check_schemes(multiclass: str, decision_function_shape: str, n_jobs: Any = None) -> None:
     """Raise :class:`~mklopt.exceptions.InvalidInputError` for a scheme or decision shape that is
-    not one of :data:`MULTICLASS`, :data:`DECISION_SHAPES`."""
+    not one of :data:`MULTICLASS`, :data:`DECISION_SHAPES`, or an ``n_jobs`` that is neither None
+    nor a non-zero integer (joblib's: -1 all cores)."""
     if multiclass not in MULTICLASS:
         raise InvalidInputError(f"multiclass must be one of {MULTICLASS}, got {multiclass!r}.")
     if decision_function_shape not in DECISION_SHAPES:
         raise InvalidInputError(
             f"decision_function_shape must be one of {DECISION_SHAPES}, got {decision_function_shape!r}.")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise InvalidInputError(f"n_jobs must be None or a non-zero integer (-1: all cores), got {n_jobs!r}.")
 
 
 def scheme(multiclass: str, classes: int, on_the_fly: bool = False) -> str:
