@@ -122,3 +122,22 @@ def test_repeats_counts_steps_in_a_row():
     assert not repeats.update(False)  # a step that changed something starts the count again
     assert not any(repeats.update(True) for _ in range(1 + REPEATS))
     assert repeats.update(True)
+
+
+def test_a_failed_master_says_what_its_cuts_were():
+    """One-class MKL on the offset features: the linear kernel's products (~1e16) against the RBF
+    kernels' (~1) leave HiGHS's master unsolvable ('Unbounded', 'Not Set'), which it said alone."""
+    from mklopt.drivers.lp_master import _cuts_hint
+    from mklopt.exceptions import SolverError
+
+    assert "centre the features" in _cuts_hint(-3.0, 5.0)
+    assert "normalization='trace'" in _cuts_hint(0.04, 1e16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = mklopt.MKLOneClass().fit(X + 1e8)
+        except SolverError as error:
+            assert "ranged over" in str(error)
+        else:  # a backend that solves it must not pass the fit off as certified
+            assert model.result_.status == "converged" or any(
+                issubclass(w.category, ConvergenceWarning) for w in caught)

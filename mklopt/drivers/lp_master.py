@@ -109,12 +109,14 @@ class LPMaster:
         self._first_cut = 0 if theta.a is None else 1
         self.h, self.inf, self.n_cuts = h, inf, 0
         self._cols = np.arange(self.M + 1, dtype=np.int32)
+        self._s_range = (math.inf, -math.inf)  # of every cut's products, for a failure's message
 
     def add_cut(self, offset: float, s: np.ndarray) -> None:
         """Add :math:`\\eta + \\tfrac12 s^\\top\\mu \\ge` ``offset``."""
         values = np.append(0.5 * np.asarray(s, dtype=float), 1.0)
         self.h.addRow(float(offset), self.inf, self.M + 1, self._cols, values)
         self.n_cuts += 1
+        self._s_range = (min(self._s_range[0], float(np.min(s))), max(self._s_range[1], float(np.max(s))))
 
     def drop_cut(self, index: int) -> None:
         """Remove the ``index``-th cut (0-based, in the order of :meth:`add_cut`)."""
@@ -132,7 +134,8 @@ class LPMaster:
             self.h.clearSolver()  # cold: no basis, fresh factorization
             if not self._run() and not self._run_looser():
                 status = self.h.modelStatusToString(self.h.getModelStatus())
-                raise SolverError(f"cutting-plane master on HiGHS (highspy) ended with status {status!r}.")
+                raise SolverError(f"cutting-plane master on HiGHS (highspy) ended with status {status!r}; "
+                                  + _cuts_hint(*self._s_range))
         x = np.asarray(self.h.getSolution().col_value, dtype=float)
         return x[:self.M].copy(), float(x[self.M])
 
@@ -152,3 +155,14 @@ class LPMaster:
     def _run(self) -> bool:
         self.h.run()
         return self.h.getModelStatus() == self._highspy.HighsModelStatus.kOptimal
+
+
+def _cuts_hint(low: float, high: float) -> str:
+    """What the cuts' products :math:`s_m = c^\\top K_m c` say about a master that failed."""
+    span = f"the cuts' products s_m = c'K_m c ranged over [{low:.3g}, {high:.3g}]"
+    if low < 0:
+        return (f"{span}: negative, which PSD kernels cannot give exactly, so their rounding swamps "
+                "the kernels' variation (entries far larger than their spread, e.g. linear or "
+                "polynomial kernels of features with a large offset: centre the features, e.g. "
+                "with StandardScaler).")
+    return f"{span}; kernels of very different scales make such cuts: normalize them (normalization='trace')."
