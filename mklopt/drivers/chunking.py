@@ -108,8 +108,9 @@ class Chunking(Driver):
     slow_reason = ("the certified gap fell by less than 0.1 % over the last 200 steps with SMO pair "
                    "updates, at rel_gap "
                    "{rel_gap:.1e}: the problem is ill-conditioned for SMO (a very large C, kernels of very "
-                   "different scales or nearly constant); a smaller C, kernels normalized by their trace, or "
-                   "driver='cutting_plane' goes further")
+                   "different scales or nearly constant, entries far larger than their variation as of "
+                   "features with a large offset); a smaller C, centred features, kernels normalized by their "
+                   "trace, or driver='cutting_plane' goes further")
     #: Why the loop stopped when its steps repeated the last one exactly.
     repeat_reason = (f"max_cuts + {REPEATS} steps in a row repeated the last one (SMO optimal at its stopping "
                      "violation, the weight step leaving the weights where they were) at rel_gap {rel_gap:.1e}: "
