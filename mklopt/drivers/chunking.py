@@ -235,9 +235,9 @@ class Chunking(Driver):
         # no pair to update at the finest stopping violation, and weights the θ-step leaves
         # where they were: the next step would repeat this one exactly; at a coarser one (the
         # SVM's gap not asking for less), more such steps in a row than the θ-step holds cuts
-        unchanged = pairs == 0 and self.eps == eps and np.array_equal(next_weights, mu)
-        self.stalled = pairs == 0 and self.eps <= _MIN_EPS and np.array_equal(next_weights, mu)
-        if not self.stalled and self.repeats.update(unchanged):
+        repeated = pairs == 0 and np.array_equal(next_weights, mu)
+        self.stalled = repeated and self.eps <= _MIN_EPS
+        if not self.stalled and self.repeats.update(repeated and self.eps == eps):
             self.stalled, self.stall_reason = True, self.repeat_reason
         # steps whose SMO pairs brought no progress (steps of the weights alone, pairs == 0,
         # may gather cuts for hundreds of steps before the gap moves: not counted)

@@ -104,7 +104,7 @@ class FactorKernelSet(KernelSet):
         """:math:`K_m(x_i, x_i) = \\|G_m[i]\\|^2`, shape (M, n)."""
         return np.stack([np.einsum("ij,ij->i", G, G) for G in self.factors()])
 
-    def max_abs(self) -> np.ndarray:
+    def _largest_entries(self) -> np.ndarray:
         """:math:`\\max_{ij}|K_{m,ij}| = \\max_i K_m(x_i, x_i)` (PSD), shape (M,)."""
         return self.diagonals().max(axis=1)
 

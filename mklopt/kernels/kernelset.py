@@ -248,12 +248,16 @@ class KernelSet(_Normalizing, _Spectral):
         return quadratic_terms(self.K, point_coefficients(coef, self.n), self.symmetric)
 
     def max_abs(self) -> np.ndarray:
-        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,): one pass over the (read-only) stack, then kept
-        (every certificate's rounding bound asks for it)."""
+        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,): computed once (the kernels are read-only; every
+        certificate's rounding bound asks for it)."""
         kept = getattr(self, "_max_abs", None)
         if kept is None or kept.shape[0] != self.M:
-            kept = self._max_abs = np.abs(self.K.reshape(self.M, -1)).max(axis=1)
+            kept = self._max_abs = self._largest_entries()
         return kept
+
+    def _largest_entries(self) -> np.ndarray:
+        """:meth:`max_abs` made afresh: one pass over the stack."""
+        return np.abs(self.K.reshape(self.M, -1)).max(axis=1)
 
     def quadratic_terms(self, coef: np.ndarray) -> np.ndarray:
         """:math:`s_m = c^\\top K_m c` for all m (``coef = y * alpha``).

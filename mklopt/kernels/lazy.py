@@ -191,7 +191,7 @@ class LazyKernelSet(KernelSet):
     def traces(self) -> np.ndarray:
         return self._diag.sum(axis=1)
 
-    def max_abs(self) -> np.ndarray:
+    def _largest_entries(self) -> np.ndarray:
         """:math:`\\max_{ij}|K_{m,ij}| = \\max_i K_m(x_i, x_i)` (PSD kernels)."""
         return self._diag.max(axis=1)
 
