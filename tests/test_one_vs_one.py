@@ -251,8 +251,8 @@ def test_a_subset_of_points_is_a_mask_or_distinct_positions_and_nothing_else(win
 
 
 def test_a_subset_keeps_the_entries_and_the_sketch_of_its_points(wine):
-    """A dense set's subset is NumPy's fancy index of its stack bit for bit, with the sketch a set
-    of that stack computes; positions out of order are the same points in that order (checked
+    """A dense set's subset is NumPy's fancy index of its stack bit for bit, with the sketch and the
+    largest entries a set of that stack computes; positions out of order are the same points in that order (checked
     without the sort sorted positions skip), and a repeat among them is refused."""
     from mklopt.exceptions import KernelError
     from mklopt.kernels import KernelSet
@@ -264,6 +264,8 @@ def test_a_subset_keeps_the_entries_and_the_sketch_of_its_points(wine):
     np.testing.assert_array_equal(sub.K, ks.K[:, index[:, None], index])
     fresh = KernelSet(sub.K.copy(), names=sub.names)
     np.testing.assert_allclose(sub.sketch(), fresh.sketch(), rtol=1e-12, atol=1e-12 * np.abs(fresh.sketch()).max())
+    # the largest entries come from the copy's own pass: exactly those of the block
+    np.testing.assert_array_equal(sub.max_abs(), np.abs(ks.K[:, index[:, None], index]).reshape(ks.M, -1).max(axis=1))
     shuffled = index[::-1].copy()
     np.testing.assert_array_equal(ks.points(shuffled).K, ks.K[:, shuffled[:, None], shuffled])
     with pytest.raises(KernelError, match="repeats"):

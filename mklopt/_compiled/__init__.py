@@ -59,6 +59,8 @@ ENTRY_POINTS: dict[str, dict[str, str]] = {
     },
     "blocks": {
         "gather_block": "stack (M, n, n) read-only, rows int64 (R,), columns int64 (C,), out (M, R, C)",
+        "gather_points": "stack (M, n, n) read-only, index int64 (k,), W (k, 3), out (M, k, k), largest (M,), "
+                         "KW (M, k, 3)",
         "kernels_first": "array (n, n, M) read-only, order int64 (n,) read-only, out (M, n, n), start int, "
                          "stop int",
         "same_kernels_first": "array int64 (n, n, M) read-only, stack int64 (M, n, n) read-only, start int, stop int",

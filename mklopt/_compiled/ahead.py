@@ -94,11 +94,18 @@ def _copy_arguments() -> tuple:
 
 
 def _gather_arguments() -> tuple:
-    """Arguments of :func:`~mklopt._compiled.blocks.gather_block` as one-vs-one's pairs pass them
-    (:meth:`~mklopt.kernels.KernelSet.points`): the read-only stack, the points as rows and as
-    columns, the pair's stack written."""
+    """Arguments of :func:`~mklopt._compiled.blocks.gather_block` as the second-order step passes
+    them: the read-only stack, the free points as rows, the support as columns, the block written."""
     index = np.zeros(1, dtype=np.int64)
     return frozen(np.zeros((1, 2, 2))), index, index, np.zeros((1, 1, 1))
+
+
+def _points_arguments() -> tuple:
+    """Arguments of :func:`~mklopt._compiled.blocks.gather_points` as one-vs-one's pairs pass them
+    (:meth:`~mklopt.kernels.KernelSet.points`): the read-only stack, the points, the sketch's
+    vectors, the pair's stack, its largest entries and its products with the vectors written."""
+    return (frozen(np.zeros((1, 2, 2))), np.zeros(1, dtype=np.int64), np.zeros((1, 3)), np.zeros((1, 1, 1)),
+            np.zeros(1), np.zeros((1, 1, 3)))
 
 
 def _combined_sum_arguments() -> tuple:
@@ -185,8 +192,9 @@ AHEAD: list[tuple[str, Callable, Callable[[], tuple]]] = [
     # the outer loops (cutting plane, wrapper, DCA: mklopt demo): SMO on the combined kernel
     ("_weighted_sum", _compiled("products", "_weighted_sum"), _combined_sum_arguments),
     ("smo_qp", _compiled("smo_qp", "smo_qp"), _smo_qp_arguments),
-    # one-vs-one: each pair's kernels copied out of the training stack
+    # the second-order step's rows; one-vs-one: each pair's kernels copied out of the training stack
     ("gather_block", _compiled("blocks", "gather_block"), _gather_arguments),
+    ("gather_points", _compiled("blocks", "gather_points"), _points_arguments),
     # a fit on precomputed kernels: copied into mklopt's layout, then screened for PSD
     ("kernels_first", _compiled("blocks", "kernels_first"), _copy_arguments),
     ("shifted_cholesky", _compiled("small_kernels", "shifted_cholesky"), _small_screen_arguments),

@@ -206,14 +206,18 @@ class KernelSet(_Normalizing, _Spectral):
     def points(self, index) -> "KernelSet":
         """The same kernels on the points ``index`` only (rows and columns; distinct positions
         or a boolean mask of the n points), normalized as this set (a subproblem of this
-        training set: the pairs of one-vs-one)."""
-        from .._compiled.blocks import gather_block
+        training set: the pairs of one-vs-one). Its largest entries and its fingerprint's
+        sketch come from the same pass as the copy."""
+        from .._compiled.blocks import gather_points
 
         index = check_points(index, self.n).astype(np.int64)
-        stack = np.empty((self.M, index.size, index.size))
-        gather_block(self.K, index, index, stack)
+        W = sketch_vectors(index.size)
+        stack, largest = np.empty((self.M, index.size, index.size)), np.empty(self.M)
+        KW = np.empty((self.M, index.size, W.shape[1]))
+        gather_points(self.K, index, W, stack, largest, KW)
         sub = self._derived(stack, self.names)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
+        sub._max_abs, sub._sketch = largest, np.einsum("ia,mib->mab", W, KW)
         return sub
 
     def as_precomputed(self) -> np.ndarray:
