@@ -119,3 +119,31 @@ def test_fitted_classifier_pickles_small(multiclass, classes):
     size = len(pickle.dumps(clf))
     assert size <= 2 * X.nbytes + 64_000, (size, X.nbytes)
     assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X[:50]), clf.predict(X[:50]))
+
+
+@pytest.mark.parametrize("form", ["specs", "rank", "precomputed"])
+def test_regressor_with_every_target_in_the_tube_predicts_libsvms_offset(form):
+    """Targets that all fit in the ε-tube leave no support vector: the model is its offset alone,
+    which any point of a segment attains; like libsvm's, it is the segment's midpoint (the end of
+    the segment was kept before, at the edge of every tube), and prediction needs no kernel
+    against an empty set of support vectors (it raised scikit-learn's NaN error)."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((30, 2)), 0.2 * rng.random(30)
+    svr = SVR(epsilon=1.0).fit(X, y)
+    options = {"specs": {}, "rank": {"rank": 10}, "precomputed": {"kernels": "precomputed"}}[form]
+    data = X
+    if form == "precomputed":
+        data = np.moveaxis(mklopt.KernelSet.from_data(X, [("rbf", {}), ("linear", {})]).K, 0, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = MKLRegressor(epsilon=1.0, **options).fit(data, y)
+        predicted = model.predict(data[:5])
+    assert model.support_.size == 0 and model.result_.status == "converged"
+    np.testing.assert_allclose(predicted, np.full(5, svr.intercept_[0]), rtol=1e-12)
+
+
+def test_kernels_against_no_points_are_empty():
+    X = np.random.default_rng(1).standard_normal((4, 3))
+    assert mklopt.kernel_stack(X, ["rbf", "linear", ("poly", {"degree": 2})], X[:0]).shape == (3, 4, 0)

@@ -148,3 +148,21 @@ def test_a_failed_master_says_what_its_cuts_were():
         else:  # a backend that solves it must not pass the fit off as certified
             assert model.result_.status == "converged" or any(
                 issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_a_failed_master_names_targets_far_from_the_kernels_scale():
+    """ε-SVR on targets ~1e20: the cuts' offsets y'α dwarf their products and HiGHS's master
+    ends 'Unbounded'; the message blamed the kernels' scales (normalize them), which are fine."""
+    from mklopt.drivers.lp_master import _cuts_hint
+    from mklopt.exceptions import SolverError
+
+    assert "scale the targets" in _cuts_hint(5.0, 12.9, 3.4e20)
+    assert "scale the targets" not in _cuts_hint(5.0, 12.9, 1e3)
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(X.shape[0]) * 1e20
+    try:
+        model = mklopt.MKLRegressor().fit(X, y)
+    except SolverError as error:
+        assert "scale the targets" in str(error)
+    else:  # a master that solves it: the fit is certified or warned like any other
+        assert model.result_.status in ("converged", "stalled", "max_iter")

@@ -110,6 +110,7 @@ class LPMaster:
         self.h, self.inf, self.n_cuts = h, inf, 0
         self._cols = np.arange(self.M + 1, dtype=np.int32)
         self._s_range = (math.inf, -math.inf)  # of every cut's products, for a failure's message
+        self._largest_offset = 0.0
 
     def add_cut(self, offset: float, s: np.ndarray) -> None:
         """Add :math:`\\eta + \\tfrac12 s^\\top\\mu \\ge` ``offset``."""
@@ -117,6 +118,7 @@ class LPMaster:
         self.h.addRow(float(offset), self.inf, self.M + 1, self._cols, values)
         self.n_cuts += 1
         self._s_range = (min(self._s_range[0], float(np.min(s))), max(self._s_range[1], float(np.max(s))))
+        self._largest_offset = max(self._largest_offset, abs(float(offset)))
 
     def drop_cut(self, index: int) -> None:
         """Remove the ``index``-th cut (0-based, in the order of :meth:`add_cut`)."""
@@ -135,7 +137,7 @@ class LPMaster:
             if not self._run() and not self._run_looser():
                 status = self.h.modelStatusToString(self.h.getModelStatus())
                 raise SolverError(f"cutting-plane master on HiGHS (highspy) ended with status {status!r}; "
-                                  + _cuts_hint(*self._s_range))
+                                  + _cuts_hint(*self._s_range, self._largest_offset))
         x = np.asarray(self.h.getSolution().col_value, dtype=float)
         return x[:self.M].copy(), float(x[self.M])
 
@@ -157,9 +159,18 @@ class LPMaster:
         return self.h.getModelStatus() == self._highspy.HighsModelStatus.kOptimal
 
 
-def _cuts_hint(low: float, high: float) -> str:
-    """What the cuts' products :math:`s_m = c^\\top K_m c` say about a master that failed."""
+#: Cut offsets this many times the largest product make a master HiGHS may not solve.
+_OFFSET_SPREAD = 1e6
+
+
+def _cuts_hint(low: float, high: float, offset: float = 0.0) -> str:
+    """What the cuts' products :math:`s_m = c^\\top K_m c` and offsets (the loss's part of the dual)
+    say about a master that failed."""
     span = f"the cuts' products s_m = c'K_m c ranged over [{low:.3g}, {high:.3g}]"
+    if offset > _OFFSET_SPREAD * max(abs(low), abs(high)):
+        return (f"{span}, their offsets (the loss's part of the dual, y'alpha for regression) reached "
+                f"{offset:.3g}: targets (or C) far larger than the kernels' scale; scale the targets, e.g. "
+                "with TransformedTargetRegressor(regressor=MKLRegressor(), transformer=StandardScaler()).")
     if low < 0:
         return (f"{span}: negative, which PSD kernels cannot give exactly, so their rounding swamps "
                 "the kernels' variation (entries far larger than their spread, e.g. linear or "

@@ -195,6 +195,8 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
             check_finite_features(Y, "Y")
     check_stack_fits(len(specs), X.shape[0], Y.shape[0])
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
+    if out.size == 0 and finish is None:  # no columns: a model without support vectors (every target within ε)
+        return out, [None] * len(specs)
     same = Y is X
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly

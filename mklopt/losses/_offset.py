@@ -25,8 +25,8 @@ def minimize_piecewise_linear(breaks: np.ndarray, jumps: np.ndarray, base_slope:
 
     ``value(b)`` evaluates :math:`h`. When the slope right of the chosen
     breakpoint is zero (up to rounding), the midpoint of that flat segment is
-    evaluated too and the smaller value is kept, so rounding in the slope sums
-    cannot pick a worse point.
+    evaluated too and the smaller value is kept (the midpoint on a tie), so rounding
+    in the slope sums cannot pick a worse point.
     """
     order = np.argsort(breaks, kind="stable")
     c = np.asarray(breaks, dtype=float)[order]
@@ -36,7 +36,9 @@ def minimize_piecewise_linear(breaks: np.ndarray, jumps: np.ndarray, base_slope:
     k = min(k, c.size - 1)
     candidates = [float(c[k])]
     if abs(slope[k]) <= 1e-12 * scale and k + 1 < c.size:
-        candidates.append(0.5 * (float(c[k]) + float(c[k + 1])))  # flat segment: its midpoint
+        # flat segment: its midpoint, first, so that it is kept on a tie (libsvm's offset where no
+        # variable is free); the segment's end is as good, but at the edge of every residual's tube
+        candidates.insert(0, 0.5 * (float(c[k]) + float(c[k + 1])))
     values = [value(b) for b in candidates]
     best = int(np.argmin(values))
     return candidates[best], values[best]
