@@ -132,8 +132,7 @@ def run_fit(data, classes, settings: FitSettings, previous=None):
         loop = DRIVERS[driver](data, inner=settings.inner, tol=settings.tol, backend=settings.backend,
                                **settings.params)
     except TypeError as exc:
-        raise InvalidInputError(
-            f"driver '{driver}' got unexpected options {sorted(settings.params)}: {exc}") from None
+        raise InvalidInputError(_unknown_options(driver, settings.params, exc)) from None
     if previous is not None:
         loop.warm_start(*previous)
     result = run(loop, tol=settings.tol, max_iter=int(max_iter), time_limit=settings.time_limit,
@@ -143,3 +142,17 @@ def run_fit(data, classes, settings: FitSettings, previous=None):
     if result.backend is None:
         result.backend = getattr(getattr(loop, "inner", None), "name", None) or str(settings.inner)
     return result, loop
+
+
+def _unknown_options(driver: str, params: dict, error: TypeError) -> str:
+    """What a driver that refused its options takes instead."""
+    import inspect
+
+    from .drivers import DRIVERS
+
+    taken = [name for name in inspect.signature(DRIVERS[driver]).parameters
+             if name not in ("data", "inner", "backend", "tol")]
+    unknown = sorted(set(params) - set(taken))
+    if not unknown:  # the constructor refused something else
+        return f"driver '{driver}' got unexpected options {sorted(params)}: {error}"
+    return f"driver '{driver}' takes no option {', '.join(map(repr, unknown))}; its options are {', '.join(taken)}."
