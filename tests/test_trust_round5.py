@@ -174,6 +174,13 @@ def test_damaged_result_files_exit_2_with_their_name(saved_problem, tmp_path, ca
     assert "damaged" in err and "tampered.json" in err
 
 
+def test_a_result_file_without_a_field_names_it(saved_problem, tmp_path, capsys):
+    _, _, _, data, path, _ = saved_problem
+    damaged = _tampered(path, tmp_path, lambda meta: meta.pop("message"))
+    assert main(["verify", "--kernels", str(data), "--candidate", str(damaged)]) == 2
+    assert "its field 'message' is missing" in capsys.readouterr().err
+
+
 def test_dense_result_recertifies_against_the_same_kernels_on_the_fly():
     X = np.random.default_rng(2).standard_normal((40, 3))
     y = np.sign(X[:, 0])

@@ -173,7 +173,9 @@ def _fields(meta: dict, arrays: dict, path) -> dict:
             kernel_names=meta["kernel_names"], message=meta["message"], info=meta["info"],
             C=meta["C"], regularizer=reg, fingerprint=meta["fingerprint"], loss=meta["loss"],
             loss_params=meta.get("loss_params") or {})
-    except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
+    except KeyError as exc:
+        raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result (its field {exc} is missing).") from None
+    except (TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{str(path)!r} is a damaged mklopt result ({exc}).") from None
     for record in result["history"]:
         if isinstance(record.get("weights"), list):
