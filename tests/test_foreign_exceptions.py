@@ -95,6 +95,8 @@ CASES = {
                  "non-zero integer"),
     "n_jobs='x'": (lambda: mklopt.MKLClassifier(n_jobs="x", multiclass="ovo").fit(X, np.arange(40) % 3),
                    InvalidInputError, "non-zero integer"),
+    "one class": (lambda: mklopt.MKLClassifier().fit(X, np.ones(40)), InvalidInputError,
+                  r"got 1 class \(1\.0\)\."),  # the label as written, not NumPy's np.float64(1.0)
 }
 
 

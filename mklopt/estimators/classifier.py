@@ -234,7 +234,7 @@ class MKLClassifier(ClassifierMixin, MKLEstimatorBase):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise InvalidInputError(
-                f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_[0]!r}).")
+                f"MKLClassifier needs at least two classes in y, got 1 class ({self.classes_.tolist()[0]!r}).")
         self.multiclass_ = scheme(self.multiclass, self.classes_.size)
         results = self._fit_problems(X, lambda kernel_set: self._solve_classes(kernel_set, y))
         self.intercept_ = np.hstack([np.atleast_1d(np.asarray(r.bias, dtype=float)) for r in results])
