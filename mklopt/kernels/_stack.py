@@ -22,7 +22,7 @@ from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "dense_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
-           "map_kernels", "sketch_vectors", "SKETCH_COLUMNS", "read_only"]
+           "map_kernels", "sketch_vectors", "sketch_of", "SKETCH_COLUMNS", "read_only"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
@@ -37,6 +37,11 @@ def dense_stack(kernels: Any) -> bool:
 def sketch_vectors(n: int) -> np.ndarray:
     """The fixed random (n, 3) matrix :math:`W` of the fingerprint sketch :math:`W^\\top K_m W`."""
     return np.random.default_rng(20261123).standard_normal((n, SKETCH_COLUMNS))
+
+
+def sketch_of(W: np.ndarray, KW: np.ndarray) -> np.ndarray:
+    """The sketch :math:`W^\\top K_m W`, shape (M, 3, 3), from the products ``KW`` (M, n, 3)."""
+    return np.einsum("ia,mib->mab", W, KW)
 
 
 def cores() -> int:

@@ -20,7 +20,7 @@ from ._normalize import _Normalizing
 from ._spectral import _Spectral
 from ._checked_stack import checked_stack
 from ._scan import SYM_TOL
-from ._stack import check_names, check_points, read_only, sketch_vectors
+from ._stack import check_names, check_points, read_only, sketch_of, sketch_vectors
 from .construct import KernelSpec
 from .._compiled.products import combine, quadratic_terms
 
@@ -217,7 +217,7 @@ class KernelSet(_Normalizing, _Spectral):
         gather_points(self.K, index, W, stack, largest, KW)
         sub = self._derived(stack, self.names)
         sub._train_diag = None if self._train_diag is None else self._train_diag[:, index]
-        sub._max_abs, sub._sketch = largest, np.einsum("ia,mib->mab", W, KW)
+        sub._max_abs, sub._sketch = largest, sketch_of(W, KW)
         return sub
 
     def as_precomputed(self) -> np.ndarray:
@@ -235,7 +235,7 @@ class KernelSet(_Normalizing, _Spectral):
         if self._sketch is None:
             W = sketch_vectors(self.n)
             KW = (self.K.reshape(self.M * self.n, self.n) @ W).reshape(self.M, self.n, -1)  # one GEMM
-            self._sketch = np.einsum("ia,mib->mab", W, KW)
+            self._sketch = sketch_of(W, KW)
         return self._sketch
 
     @property
