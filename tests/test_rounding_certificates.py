@@ -94,6 +94,41 @@ def test_max_abs_is_kept_and_exact():
     assert np.array_equal(sub.max_abs(), first[[1, 3]])
 
 
+def _made_sets():
+    """Kernel sets made every way a fit makes them, each with the largest entries its
+    construction kept (no pass of their own)."""
+    specs = resolve_kernel_specs(None, X)
+    asymmetric = mklopt.kernel_stack(X, specs)
+    asymmetric[:, 0, 1] += 1e-12  # within the symmetry tolerance: symmetrized
+    offset = X + 1e3  # larger entries than variation
+    return {
+        "built, trace": mklopt.KernelSet.from_data(X, specs),
+        "built, multiplicative": mklopt.KernelSet.from_data(offset, specs, normalization="multiplicative"),
+        "built, none": mklopt.KernelSet.from_data(X, specs, normalization=None),
+        "built, a callable": mklopt.KernelSet.from_data(X, [*specs, lambda A, B: A @ B.T]),
+        "built, validated": mklopt.KernelSet.from_data(X, specs, psd_tol=1e-6),
+        "on the fly, dense": mklopt.KernelSet.from_data(X, specs, lazy=True).dense(),
+        "a user's stack": mklopt.KernelSet(mklopt.kernel_stack(offset, specs)),
+        "float32": mklopt.KernelSet((mklopt.kernel_stack(X, ["rbf"]) + 0.1 * np.eye(60)).astype(np.float32)),
+        "float32, clipped": mklopt.KernelSet(mklopt.kernel_stack(X, ["rbf", "linear"]).astype(np.float32),
+                                             psd_tol=1e-4),
+        "symmetrized": mklopt.KernelSet(asymmetric),
+        "normalized": mklopt.KernelSet(mklopt.kernel_stack(offset, specs)).normalized("multiplicative"),
+        "in place": mklopt.KernelSet.normalized_in_place(mklopt.kernel_stack(X, specs), None, "trace"),
+    }
+
+
+@pytest.mark.filterwarnings("ignore:clipped small negative eigenvalues")
+@pytest.mark.parametrize("how", list(_made_sets()))
+def test_a_set_keeps_its_largest_entries_exactly(how):
+    """The rounding bound's largest entries, kept from the set's build or validation scan (and
+    carried through its scale and divisors), are the stack's own, bit for bit."""
+    kernels = _made_sets()[how]
+    kept = kernels._max_abs
+    assert (kept is None) == (how in ("symmetrized", "float32, clipped"))  # changed after its scan: read once
+    assert np.array_equal(kernels.max_abs(), np.abs(kernels.K).max(axis=(1, 2)))
+
+
 def test_one_vs_one_on_offset_features_stops_in_steps_and_warns():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

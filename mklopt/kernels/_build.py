@@ -65,6 +65,7 @@ def build_kernels(X: np.ndarray, specs: Sequence[KernelSpec], normalization: str
             symmetrize_matrix(K)
             # W'KW is linear in K: symmetrizing K symmetrizes its sketch
             seen.sketch, seen.asymmetry = 0.5 * (seen.sketch + seen.sketch.T), 0.0
+            seen.hi, seen.lo = float(K.max()), float(K.min())  # the averages' extremes, exactly
         if scales is not None:
             K *= scales[m]
         if normalization is None:
@@ -85,10 +86,14 @@ def built_kernel_set(cls: type, X: np.ndarray, specs: Sequence[KernelSpec], name
     scale instead (the points of a set normalized over more points: its ``scales`` stay 1)."""
     built = build_kernels(X, specs, normalization, SYM_TOL, scales)
     kernels = cls(OwnedStack(built.stack, True, built.visits), names)
-    if scales is not None:  # the visits saw each kernel before its scale: W'KW is linear in K
+    # the visits saw each kernel before its scale and divisor: W'KW is linear in K, and its
+    # largest |entry| is the same products' largest (rounding to nearest is monotone and odd)
+    if scales is not None:
         kernels._sketch = kernels._sketch * np.asarray(scales)[:, None, None]
+        kernels._max_abs = kernels._max_abs * np.abs(np.asarray(scales, dtype=float))
     if normalization is not None:
         check_divisors(built.divisors, kernels.names, normalization)
         kernels.scales = kernels.scales / built.divisors
         kernels._sketch = kernels._sketch / built.divisors[:, None, None]
+        kernels._max_abs = kernels._max_abs / built.divisors
     return kernels

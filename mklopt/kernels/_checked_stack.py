@@ -26,11 +26,13 @@ __all__ = ["Checked", "checked_stack"]
 
 @dataclass
 class Checked:
-    """The checked stack, its sketch (None once clipped), how PSD was established and the
+    """The checked stack, its sketch (None once clipped), its kernels' largest absolute
+    entries (None once changed: symmetrized or clipped), how PSD was established and the
     eigenvalues clipped (kernel name -> most negative one removed)."""
 
     stack: np.ndarray
     sketch: np.ndarray | None
+    largest: np.ndarray | None = None
     validated_by: str = "none"
     clipped: dict[str, float] = field(default_factory=dict)
 
@@ -57,10 +59,11 @@ def checked_stack(kernels: Any, names, psd: bool, symmetric: bool, psd_tol: floa
     visits = getattr(kernels, "visits", None)  # made while mklopt built the kernels
     scan = (judge(visits, names, stack.shape[1], sym_tol) if visits is not None and screen is None
             else scan_stack(stack, names, symmetric, sym_tol, screen))
-    checked = Checked(stack, scan.sketch)
+    checked = Checked(stack, scan.sketch, scan.scale)
     # Rounding-noise asymmetry is removed only when it is free (a stack mklopt owns).
     to_symmetrize = scan.asymmetric + (scan.noise_asymmetric if given.owned else [])
     if to_symmetrize:
+        checked.largest = None
         checked.stack = stack if given.owned else stack.copy()
         given.owned = True
         symmetrize(checked.stack, to_symmetrize)
@@ -89,7 +92,7 @@ def _clear_or_clip(checked: Checked, given, names: list[str], scale: np.ndarray,
             "in float64, where that rounding is not noise; pass float64 kernels, or clip "
             "the rounding with a larger psd_tol (e.g. psd_tol=1e-6).") from None
     if to_clip:
-        checked.sketch = None
+        checked.sketch = checked.largest = None
         checked.stack = checked.stack if given.owned else checked.stack.copy()
         removed = clip(checked.stack, to_clip)
         checked.clipped = {names[m]: v for m, v in removed.items()}

@@ -95,6 +95,8 @@ class _Normalizing:
         new.scales = self.scales / divisors
         if getattr(self, "_sketch", None) is not None:  # the sketch is linear in K
             new._sketch = self._sketch / divisors[:, None, None]
+        if getattr(self, "_max_abs", None) is not None:  # rounding to nearest is monotone
+            new._max_abs = self._max_abs / divisors
         return new
 
     def _divisors(self, method: str, theta: int | None, exact: np.ndarray | None = None) -> np.ndarray:

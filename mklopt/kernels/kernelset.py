@@ -110,10 +110,11 @@ class KernelSet(_Normalizing, _Spectral):
         self._factors: dict[int, np.ndarray] = {}
         self._eig: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._sketch: np.ndarray | None = None
+        self._max_abs: np.ndarray | None = None  # the scan's, or computed once when asked
         self.validated_by = "none"
         if isinstance(kernels, KernelSet) and _satisfies(kernels, self.psd, self.symmetric):
             stack = kernels.K  # already validated at least as strictly
-            self._sketch = kernels._sketch
+            self._sketch, self._max_abs = kernels._sketch, getattr(kernels, "_max_abs", None)
             self.validated_by = kernels.validated_by if self.psd else "none"
             names = kernels.names if names is None else names
         else:
@@ -121,7 +122,7 @@ class KernelSet(_Normalizing, _Spectral):
                 names = kernels.names if names is None else names
                 kernels = kernels.K
             checked = checked_stack(kernels, names, self.psd, self.symmetric, psd_tol, sym_tol, psd_check)
-            stack, self._sketch = checked.stack, checked.sketch
+            stack, self._sketch, self._max_abs = checked.stack, checked.sketch, checked.largest
             self.validated_by, self.clipped = checked.validated_by, checked.clipped
         self.M, self.n = stack.shape[0], stack.shape[1]
         self.names = check_names(names, self.M)
@@ -200,7 +201,7 @@ class KernelSet(_Normalizing, _Spectral):
         new.scales = self.scales.copy()
         new._train_diag = self._train_diag
         new._factors, new._eig = {}, {}
-        new._sketch = None
+        new._sketch = new._max_abs = None
         return new
 
     def points(self, index) -> "KernelSet":
