@@ -253,8 +253,9 @@ class KernelSet(_Normalizing, _Spectral):
         return quadratic_terms(self.K, point_coefficients(coef, self.n), self.symmetric)
 
     def max_abs(self) -> np.ndarray:
-        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,): computed once (the kernels are read-only; every
-        certificate's rounding bound asks for it)."""
+        """:math:`\\max_{ij}|K_{m,ij}|`, shape (M,): kept from the pass that built or validated the
+        kernels (through their scales and divisors), else computed once (the kernels are
+        read-only; every certificate's rounding bound asks for it)."""
         kept = getattr(self, "_max_abs", None)
         if kept is None or kept.shape[0] != self.M:
             kept = self._max_abs = self._largest_entries()
