@@ -88,14 +88,11 @@ def built_kernel_set(cls: type, X: np.ndarray, specs: Sequence[KernelSpec], name
     kernels = cls(OwnedStack(built.stack, True, built.visits), names)
     # the visits saw each kernel before its scale and divisor: W'KW is linear in K, and its
     # largest |entry| is the same products' largest (rounding to nearest is monotone and odd)
-    largest = kernels._max_abs
     if scales is not None:
         kernels._sketch = kernels._sketch * np.asarray(scales)[:, None, None]
-        largest = None if largest is None else largest * np.abs(np.asarray(scales, dtype=float))
+        if kernels._max_abs is not None:
+            kernels._max_abs = kernels._max_abs * np.abs(np.asarray(scales, dtype=float))
     if normalization is not None:
         check_divisors(built.divisors, kernels.names, normalization)
-        kernels.scales = kernels.scales / built.divisors
-        kernels._sketch = kernels._sketch / built.divisors[:, None, None]
-        largest = None if largest is None else largest / built.divisors
-    kernels._max_abs = largest
+        kernels._keep_divided(kernels, built.divisors)
     return kernels

@@ -58,8 +58,6 @@ def data_kernel_set(cls: type, variants: dict, X: Any, specs: Sequence[KernelSpe
     if kernels.K.base is not stack and kernels.K.base is not stack.base:  # validation copied it
         return kernels._divided(divisors)
     stack /= divisors[:, None, None]  # ours alone: nobody else holds this stack
-    kernels.scales = kernels.scales / divisors
-    kernels._max_abs = None if kernels._max_abs is None else kernels._max_abs / divisors  # rounding is monotone
-    kernels._sketch = None if kernels._sketch is None else kernels._sketch / divisors[:, None, None]
+    kernels._keep_divided(kernels, divisors)
     return kernels
 

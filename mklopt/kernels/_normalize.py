@@ -92,12 +92,17 @@ class _Normalizing:
     def _divided(self, divisors: np.ndarray) -> "_Normalizing":
         """A new set from one new stack: :math:`K_m / d_m`."""
         new = self._derived(np.divide(self.K, divisors[:, None, None]), self.names)
-        new.scales = self.scales / divisors
-        if getattr(self, "_sketch", None) is not None:  # the sketch is linear in K
-            new._sketch = self._sketch / divisors[:, None, None]
-        if getattr(self, "_max_abs", None) is not None:  # rounding to nearest is monotone
-            new._max_abs = self._max_abs / divisors
+        new._keep_divided(self, divisors)
         return new
+
+    def _keep_divided(self, source: "_Normalizing", divisors: np.ndarray) -> None:
+        """``source``'s scales and kept numbers for its kernels divided by ``divisors`` (this set's
+        stack): the sketch is linear in K, and the largest entries are those of the quotients
+        bit for bit (rounding to nearest is monotone)."""
+        sketch, largest = getattr(source, "_sketch", None), getattr(source, "_max_abs", None)
+        self.scales = source.scales / divisors
+        self._sketch = None if sketch is None else sketch / divisors[:, None, None]
+        self._max_abs = None if largest is None else largest / divisors
 
     def _divisors(self, method: str, theta: int | None, exact: np.ndarray | None = None) -> np.ndarray:
         """Each kernel's divisor; ``exact`` holds the multiplicative ones known from the data
