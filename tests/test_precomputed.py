@@ -169,6 +169,20 @@ def test_a_kernel_set_is_not_screened_again_and_gives_the_answer_of_its_array(ca
     assert not ks.K.flags.writeable  # the set's own stack, unchanged and still read-only
 
 
+@pytest.mark.parametrize("M", [1, 3])
+def test_as_precomputed_is_a_copy_the_caller_owns(cancer, M):
+    """The (n, n, M) array of a set is a writable copy, one kernel or several: with one kernel
+    the moved axes are already contiguous, and it was the set's own read-only stack."""
+    _, _, K = cancer
+    ks = KernelSet(np.ascontiguousarray(np.moveaxis(K[:60, :60, :M], 2, 0)))
+    array = ks.as_precomputed()
+    assert array.shape == (60, 60, M) and array.flags.writeable and array.flags.c_contiguous
+    assert not np.shares_memory(array, ks.K)
+    np.testing.assert_array_equal(array, np.moveaxis(ks.K, 0, 2))
+    array[0, 0, 0] = -1.0  # the caller's to change
+    assert ks.K[0, 0, 0] != -1.0
+
+
 @pytest.mark.parametrize("normalization", ["multiplicative", "trace"])
 @pytest.mark.parametrize("M", [1, 3])
 def test_the_copy_of_an_array_is_normalized_in_place_and_the_array_is_unchanged(cancer, monkeypatch,

@@ -225,7 +225,7 @@ class KernelSet(_Normalizing, _Spectral):
         """The kernels in the layout of the estimators' ``kernels="precomputed"``: a copy of shape
         (n, n, M) (this set's stack is (M, n, n)); ``MKLClassifier(kernels="precomputed")`` also
         takes the set itself."""
-        return np.ascontiguousarray(np.moveaxis(self.K, 0, 2))
+        return np.moveaxis(self.K, 0, 2).copy()  # a copy also of one kernel (moveaxis is then contiguous)
 
     def sketch(self) -> np.ndarray:
         """Fingerprint sketch :math:`W^\\top K_m W` (M, 3, 3) for a fixed random :math:`W`.
