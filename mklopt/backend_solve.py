@@ -15,6 +15,7 @@ import cvxpy as cp
 import numpy as np
 
 from . import backends as bk
+from .certificates.bounds import zero_optimum_note
 from .certificates.gap import certificate, primal_point_certificate
 from .exceptions import FormulationError, SolverError
 from .formulations import FORMULATIONS, MKLData
@@ -80,7 +81,7 @@ def solve_once(form, data: MKLData, name: str, solver: Any, tol: float) -> MKLRe
             pass
     elapsed = time.perf_counter() - start
     ok = bool(cert.consistent() and cert.rel_gap <= limit)
-    message = ("certified" if ok else cert.message if not cert.consistent() else
+    message = ("certified" if ok else cert.message if not cert.consistent() else _zero_reason(cert, data, limit) or
                f"backend status '{model.problem.status}' but mklopt's certificate has rel_gap "
                f"{cert.rel_gap:.2e} > {limit:.1e}; tighten tol or use another backend")
     info = {"backend_status": model.problem.status, "backend_value": float(model.problem.value),
@@ -99,12 +100,18 @@ def solve_by_method(form, data: MKLData, tol: float) -> MKLResult:
     limit = gap_tolerance("mklopt", tol)
     cert, reg = form.method(data, limit, **data.params)
     ok = bool(cert.consistent() and cert.rel_gap <= limit)
-    message = ("certified" if ok else cert.message if not cert.consistent() else
+    message = ("certified" if ok else cert.message if not cert.consistent() else _zero_reason(cert, data, limit) or
                f"mklopt's certificate has rel_gap {cert.rel_gap:.2e} > {limit:.1e} after "
                f"{form.name}'s own method; tighten tol or raise its iteration limit")
     info = {"backend_status": "certified" if ok else "uncertified", "backend_value": float(cert.primal),
             "raw_rel_gap": cert.rel_gap, "polished": False, "tol": limit, "method": form.method.__name__}
     return _result(form, data, cert, reg, "mklopt", time.perf_counter() - start, ok, message, info)
+
+
+def _zero_reason(cert, data: MKLData, limit: float) -> str:
+    """Why no tolerance can be met where the optimum is zero up to rounding, or ''."""
+    note = zero_optimum_note(cert.primal, cert.dual, data.C, data.n)
+    return f"mklopt's certificate has rel_gap {cert.rel_gap:.2e} > {limit:.1e}: {note}" if note else ""
 
 
 def _result(form, data: MKLData, cert, reg, name: str, elapsed: float, ok: bool, message: str,

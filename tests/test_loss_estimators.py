@@ -76,6 +76,32 @@ def test_one_class_nu_bounds_the_training_outliers(diabetes):
         assert occ.dual_coef_.sum() == pytest.approx(1.0, abs=1e-6)
 
 
+@pytest.mark.parametrize("driver", ["auto", "cutting_plane", "wrapper", "exact"])
+def test_a_one_class_problem_whose_optimum_is_zero_says_so_and_is_not_certified(driver):
+    """A linear kernel of centred features puts the points' mean at the origin: the one-class
+    optimum is 0 and every weight is optimal; the relative gap then divides rounding (~1e-14)
+    by its floor and no tolerance is met. The fit is not certified, and says why instead of
+    blaming SMO or C; with an RBF kernel beside it the same points certify."""
+    rng = np.random.default_rng(9)
+    X = StandardScaler().fit_transform(rng.standard_normal((74, 3)))
+    with pytest.warns(UserWarning, match="optimal value is zero up to rounding"):
+        occ = MKLOneClass(kernels=["linear"], nu=0.07, driver=driver).fit(X)
+    result = occ.result_
+    assert result.status not in ("converged", "optimal") and not result.certificate.certified(1e-4)
+    assert max(abs(result.primal), abs(result.dual)) < 1e-12 * X.shape[0]
+    assert "optimal value is zero up to rounding" in result.message and "smaller C" not in result.message
+    both = MKLOneClass(kernels=["linear", ("rbf", {"gamma": 0.5})], nu=0.07, driver=driver).fit(X)
+    assert both.result_.certificate.certified(1e-4) and "zero up to rounding" not in both.result_.message
+
+
+def test_the_zero_optimum_note_only_below_the_floor():
+    from mklopt.certificates.bounds import zero_optimum_note
+
+    assert zero_optimum_note(5e-14, -1e-15, 1.0, 74) != ""
+    assert zero_optimum_note(1e-9, 0.0, 1.0, 74) == ""  # above 1e-12 n: a relative gap means something
+    assert zero_optimum_note(np.nan, 0.0, 1.0, 74) == "" and zero_optimum_note(np.inf, 0.0, 1.0, 74) == ""
+
+
 def test_shared_weights_multiclass_on_digits():
     X, y = load_digits(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X / 16.0, y, train_size=300, test_size=300, random_state=0)

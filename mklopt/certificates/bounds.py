@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Certificate", "relative_gap", "objective_scale", "ranked_gap", "GAP_FLOOR", "closes"]
+__all__ = ["Certificate", "relative_gap", "objective_scale", "ranked_gap", "GAP_FLOOR", "closes",
+           "zero_optimum_note"]
 
 #: ``rel_gap`` divides by ``max(|P|, |G|, GAP_FLOOR * scale)``; the floor only guards exact zeros.
 GAP_FLOOR = 1e-12
@@ -53,6 +54,26 @@ def relative_gap(gap: float, primal: float, dual: float, scale: float) -> float:
     return float(gap) / max(abs(primal), abs(dual), GAP_FLOOR * scale, np.finfo(float).tiny)
 
 
+def zero_optimum_note(primal: float, dual: float, C: float, n: int) -> str:
+    """Why a certificate whose values are both below the floor of :func:`relative_gap` cannot
+    certify a relative gap (empty where they are not).
+
+    Weak duality puts the optimal value in [G, P]; when :math:`|P|` and :math:`|G|` are both
+    below :math:`10^{-12}\\,\\text{scale}`, the optimum is zero up to rounding, every weight
+    vector may be optimal, and the relative gap is the rounding of the arithmetic divided by
+    the floor: no tolerance on it can be met, and no other solver does better. (A one-class
+    problem whose kernels put a weighting of the points in the box at the origin, e.g. only a
+    linear kernel of centred features.)
+    """
+    floor = GAP_FLOOR * objective_scale(C, n)
+    if not (np.isfinite(primal) and np.isfinite(dual) and max(abs(primal), abs(dual)) < floor):
+        return ""
+    return (f"the optimal value is zero up to rounding (primal {primal:.3g}, dual {dual:.3g}, both "
+            f"below the relative gap's floor {floor:.3g}): every candidate is about as good and "
+            "the relative gap measures the arithmetic's rounding, not the distance to the "
+            "optimum; the kernels carry no structure for this loss (e.g. a one-class problem on "
+            "only a linear kernel of centred features, whose mean is the origin): add a kernel "
+            "that does, such as an RBF kernel")
 
 @dataclass
 class Certificate:

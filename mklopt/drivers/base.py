@@ -17,6 +17,7 @@ import numpy as np
 from .._options import Vector
 from ..certificates.gap import certificate, relative_gap
 from ..formulations import MKLData
+from ..certificates.bounds import zero_optimum_note
 from ..results.result import Certificate, MKLResult, objective_scale, ranked_gap
 from ..certificates.fingerprint import kernel_fingerprint
 from ..kernels._blas import numpy_blas_only
@@ -270,8 +271,11 @@ def _result(driver: Driver, best: Certificate, history: list, status: str, upper
     if driver.switched_inner:
         message += ("; libsvm could not reach the target gap at its tightest tolerance, so the "
                     "inner SVM switched to inner='cvxpy'")
+    zero = "" if status == "converged" else zero_optimum_note(best.primal, best.dual, data.C, data.n)
     if status == "stalled":
-        message += f" ({driver.stall_reason.format(rel_gap=best.rel_gap)})"
+        message += f" ({zero or driver.stall_reason.format(rel_gap=best.rel_gap)})"
+    elif zero:
+        message += f"; {zero}"
     result = MKLResult(
         weights=best.weights, alpha=best.alpha, bias=best.bias, primal=best.primal,
         dual=best.dual, gap=best.gap, rel_gap=best.rel_gap, status=status,
