@@ -46,14 +46,15 @@ def _build(form, data: MKLData):
         raise FormulationError(f"formulation '{form.name}' got unexpected parameters {sorted(data.params)}: {exc}") from None
 
 
-def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_name: str) -> None:
-    others = [b for b in bk.capable_backends(FORMULATIONS[form_name].cone) if b != name]
+def _run_backend(problem: cp.Problem, name: str, solver: Any, tol: float, form_name: str, points: int) -> None:
+    cone = FORMULATIONS[form_name].cone
+    others = [b for b in bk.capable_backends(cone) if b != name]
     try:
         with warnings.catch_warnings():
             # CVXPY's "may be inaccurate" warning: mklopt's certificate decides instead.
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             if isinstance(solver, str):
-                problem.solve(solver=solver, **bk.solver_options(name, tol))
+                problem.solve(solver=solver, **bk.solver_options(name, tol, cone, points))
             else:
                 problem.solve(solver=solver)
     except cp.error.SolverError as exc:
@@ -131,7 +132,7 @@ def _result(form, data: MKLData, cert, reg, name: str, elapsed: float, ok: bool,
 def _attempt(form, data: MKLData, name: str, solver: Any, tol: float, limit: float):
     """Build, solve at ``tol``, certify and polish: ``(model, certificate, raw rel_gap, polished)``."""
     model = _build(form, data)
-    _run_backend(model.problem, name, solver, tol, form.name)
+    _run_backend(model.problem, name, solver, tol, form.name, data.n)
     weights, alpha, bias = model.extract()
     if weights is None or alpha is None or not (np.all(np.isfinite(weights)) and np.all(np.isfinite(alpha))):
         raise SolverError(f"backend {name} returned no finite solution for '{form.name}' (status {model.problem.status}).")
@@ -171,7 +172,7 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
     model = svm_form.build(data, weights=cert.weights, combined=True)
     try:
-        _run_backend(model.problem, svm_name, solver, tol, "svm")
+        _run_backend(model.problem, svm_name, solver, tol, "svm", data.n)
         _, alpha, _ = model.extract()
     except SolverError:
         alpha = None

@@ -220,3 +220,38 @@ def test_block_norm_3_is_below_block_norm_2(dataset):
     b3 = solved(dataset, "lp_block_primal", "CLARABEL", b=3.0)
     b2 = solved(dataset, "lp_dual", "CLARABEL", p=math.inf)
     assert b3.primal < b2.primal
+
+
+def test_clarabel_factors_small_problems_with_qdldl_and_the_rest_by_its_default():
+    """Clarabel's KKT solver by size: its built-in QDLDL up to ``QDLDL_POINTS`` points (1.4-8x
+    faster there), its default above and for every semidefinite program; other backends get
+    no such option."""
+    from mklopt.backends import QDLDL_POINTS, solver_options
+
+    small = solver_options("CLARABEL", 1e-8, "SOCP", QDLDL_POINTS)
+    assert small["direct_solve_method"] == "qdldl" and small["tol_gap_rel"] == 1e-8
+    assert "direct_solve_method" not in solver_options("CLARABEL", 1e-8, "QP", QDLDL_POINTS + 1)
+    assert "direct_solve_method" not in solver_options("CLARABEL", 1e-8, "SDP", 30)
+    assert "direct_solve_method" not in solver_options("CLARABEL", 1e-8)  # size unknown
+    assert solver_options("ECOS", 1e-8, "SOCP", 50) == solver_options("ECOS", 1e-8)
+
+
+@pytest.mark.skipif("CLARABEL" not in SOCP_BACKENDS, reason="Clarabel is mklopt's default backend")
+@pytest.mark.parametrize("formulation, p", [("qcqp_l1", 1.0), ("lp_dual", 4 / 3), ("lp_primal", 4 / 3), ("svm", 1.0)])
+def test_clarabel_answers_alike_whichever_kkt_solver(formulation, p, monkeypatch):
+    """The same certified optimum from Clarabel's QDLDL (mklopt's choice at this size) and from its
+    default KKT solver (forced by dropping the size rule)."""
+    import dataclasses
+
+    from mklopt import backends
+
+    ks, y = problem("breast_cancer")
+    kw = dict(C=C, p=p, backend="CLARABEL", tol=TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mklopt.exceptions.UncertifiedWarning)
+        qdldl = mklopt.solve(ks, y, formulation, **kw)
+        monkeypatch.setitem(backends.BACKENDS, "CLARABEL",
+                            dataclasses.replace(backends.BACKENDS["CLARABEL"], sized=None))
+        default = mklopt.solve(ks, y, formulation, **kw)
+    check_certified({"qdldl": qdldl, "default": default}, "CLARABEL")
+    assert abs(qdldl.primal - default.primal) <= ISSUE_REL_TOL * max(1.0, abs(default.primal))

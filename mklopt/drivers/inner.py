@@ -109,7 +109,7 @@ class CvxpyInner:
         self.form = FORMULATIONS["svm"]
         self.data = data
         self.backend, self.solver = bk.select_backend(backend, self.form.cone, "svm")
-        self.options = bk.solver_options(self.backend, min(tol * 1e-2, 1e-8))
+        self.options = bk.solver_options(self.backend, min(tol * 1e-2, 1e-8), self.form.cone, data.n)
         self.parametric = int(data.kernels.ranks.sum()) <= data.n
         self.model = self.form.build(data, parametric=True) if self.parametric else None
 
