@@ -169,6 +169,28 @@ def test_a_kernel_set_is_not_screened_again_and_gives_the_answer_of_its_array(ca
     assert not ks.K.flags.writeable  # the set's own stack, unchanged and still read-only
 
 
+@pytest.mark.parametrize("normalization", [None, "trace"])
+def test_float32_kernels_refused_as_indefinite_say_why_and_the_way_out_works(normalization):
+    """A PSD kernel of low rank rounded to float32 is indefinite in float64 beyond psd_tol: refused
+    (as a KernelSet of the same array is), the error naming the float32 input and the way
+    through a KernelSet with a larger psd_tol, which then fits."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((90, 2)) * 30.0  # a linear kernel of rank 2
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    K = np.stack([X @ X.T], axis=2).astype(np.float32)
+    kernels = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization)
+    with pytest.raises(mklopt.exceptions.NotPSDError, match="given as float32.*psd_tol=1e-6"):
+        kernels.fit(K, y)
+    with pytest.warns(mklopt.exceptions.MKLWarning, match="clipped small negative eigenvalues"):
+        clipped = mklopt.KernelSet(np.moveaxis(K, 2, 0), psd_tol=1e-6)
+    fitted = mklopt.MKLClassifier(kernels="precomputed", normalization=normalization).fit(clipped, y)
+    assert fitted.result_.certificate.certified(1e-4)
+    with pytest.raises(mklopt.exceptions.NotPSDError) as plain:  # float64 input: no such hint
+        mklopt.MKLClassifier(kernels="precomputed", normalization=normalization).fit(
+            K.astype(np.float64) - 1e-3 * np.eye(90)[:, :, None] * np.abs(K).max(), y)
+    assert "float32" not in str(plain.value)
+
+
 @pytest.mark.parametrize("M", [1, 3])
 def test_as_precomputed_is_a_copy_the_caller_owns(cancer, M):
     """The (n, n, M) array of a set is a writable copy, one kernel or several: with one kernel

@@ -27,7 +27,7 @@ from ..api import fit as _fit_loop
 from ..api import solve as _solve_exact
 from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
-from ..exceptions import InvalidInputError
+from ..exceptions import InvalidInputError, NotPSDError
 from ..kernels import KernelSet
 from ..kernels._normalize import SCALAR_NORMALIZATIONS
 from ..kernels._memory import stack_bytes
@@ -41,7 +41,8 @@ from .cost import choose_driver
 from . import _kernel_reuse
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
-from .precomputed import PRECOMPUTED, check_normalization, dense_kernel_set, training_stack
+from .precomputed import (PRECOMPUTED, check_normalization, dense_kernel_set, low_precision, training_stack,
+                          with_precision_hint)
 from .._validation import check_targets
 from ._checked import checked_column, checked_data, checked_lengths
 from ._params import AUTO, EXACT, WEIGHT_METHODS, check_common_params, check_rank, driver_names
@@ -119,7 +120,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
             stack = self._reused_kernels.K
         else:
             stack = training_stack(X, copy=self.normalization in SCALAR_NORMALIZATIONS, order=order)
-        self._validated_kernels = X if given else None
+        self._validated_kernels, self._given_precision = (X if given else None), low_precision(X)
         if getattr(self, "rank", None) is not None:
             raise InvalidInputError("rank= builds low-rank factors from features; with "
                                     "kernels='precomputed' leave rank=None.")
@@ -132,16 +133,19 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
 
     def _precomputed_kernels(self, stack: np.ndarray, theta: int | None) -> KernelSet:
         self.kernel_specs_, self.rank_ = None, None
-        given = self.__dict__.pop("_validated_kernels", None)
+        given, precision = self.__dict__.pop("_validated_kernels", None), self.__dict__.pop("_given_precision", None)
         reused, key = self.__dict__.pop("_reused_kernels", None), self.__dict__.pop("_reuse_key", None)
         if reused is not None:
             return reused
         names = [f"K{m}" for m in range(stack.shape[0])]
-        if given is None and self.normalization in SCALAR_NORMALIZATIONS:  # the copy made for it
-            ks = KernelSet.normalized_in_place(stack, names, self.normalization)
-        else:
-            ks = KernelSet(stack if given is None else given, names=names)
-            ks = ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
+        try:
+            if given is None and self.normalization in SCALAR_NORMALIZATIONS:  # the copy made for it
+                ks = KernelSet.normalized_in_place(stack, names, self.normalization)
+            else:
+                ks = KernelSet(stack if given is None else given, names=names)
+                ks = ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
+        except NotPSDError as exc:
+            raise with_precision_hint(exc, precision) from None
         _kernel_reuse.keep(key, ks)
         return ks
 
