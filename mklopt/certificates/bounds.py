@@ -75,6 +75,7 @@ def zero_optimum_note(primal: float, dual: float, C: float, n: int) -> str:
             "only a linear kernel of centred features, whose mean is the origin): add a kernel "
             "that does, such as an RBF kernel")
 
+
 @dataclass
 class Certificate:
     """mklopt's own optimality certificate for a candidate (the Certificates page).

@@ -29,6 +29,7 @@ from ..drivers.chunking import Chunking
 from ..drivers.core_threads import core_threads
 from ..exceptions import InvalidInputError, NotPSDError
 from ..kernels import KernelSet
+from ..kernels._checked_stack import with_precision_hint
 from ..kernels._normalize import SCALAR_NORMALIZATIONS
 from ..kernels._memory import stack_bytes
 from ..kernels._threads import granted_threads
@@ -41,8 +42,8 @@ from .cost import choose_driver
 from . import _kernel_reuse
 from ._model import StoredModel
 from .kernel_specs import resolve_kernel_specs
-from .precomputed import (PRECOMPUTED, check_normalization, dense_kernel_set, low_precision, training_stack,
-                          with_precision_hint)
+from .precomputed import (ESTIMATOR_CLIP, PRECOMPUTED, check_normalization, dense_kernel_set, low_precision,
+                          training_stack)
 from .._validation import check_targets
 from ._checked import checked_column, checked_data, checked_lengths
 from ._params import AUTO, EXACT, WEIGHT_METHODS, check_common_params, check_rank, driver_names
@@ -145,7 +146,7 @@ class MKLEstimatorBase(StoredModel, BaseEstimator):
                 ks = KernelSet(stack if given is None else given, names=names)
                 ks = ks if self.normalization is None else ks.normalized(self.normalization, theta=theta)
         except NotPSDError as exc:
-            raise with_precision_hint(exc, precision) from None
+            raise with_precision_hint(exc, precision, ESTIMATOR_CLIP) from None
         _kernel_reuse.keep(key, ks)
         return ks
 

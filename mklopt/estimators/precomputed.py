@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from .._compiled.layout import frozen
-from ..exceptions import InvalidInputError, NotPSDError
+from ..exceptions import InvalidInputError
 from ..kernels._stack import dense_stack
 
 __all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_array", "prediction_stack",
-           "check_normalization", "low_precision", "with_precision_hint"]
+           "check_normalization", "low_precision", "ESTIMATOR_CLIP"]
 
 #: The value of ``kernels=`` that makes ``X`` the kernels themselves.
 PRECOMPUTED = "precomputed"
@@ -58,17 +58,9 @@ def low_precision(X: Any) -> str | None:
     return str(dtype) if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8 else None
 
 
-def with_precision_hint(error: NotPSDError, precision: str | None) -> NotPSDError:
-    """``error`` with what to do when the kernels came in ``precision``: their rounding, checked
-    in float64, is not noise there (a float32 PSD kernel of low rank shows eigenvalues of
-    -1e-8 of its largest)."""
-    if precision is None:
-        return error
-    return NotPSDError(
-        f"{error} The kernels were given as {precision}: mklopt checks them in float64, where that "
-        "rounding is not noise; pass float64 kernels, or clip the rounding with a larger psd_tol by "
-        "passing a KernelSet as the precomputed kernels, e.g. "
-        "mklopt.KernelSet(np.moveaxis(K, 2, 0), psd_tol=1e-6).")
+#: How an estimator's caller clips the rounding of low-precision precomputed kernels.
+ESTIMATOR_CLIP = ("a larger psd_tol by passing a KernelSet as the precomputed kernels, e.g. "
+                  "mklopt.KernelSet(np.moveaxis(K, 2, 0), psd_tol=1e-6)")
 
 
 def dense_kernel_set(X: Any) -> bool:

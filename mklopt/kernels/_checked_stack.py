@@ -21,7 +21,7 @@ from ._psd import EXACT_MAX_N, check_psd, clip, lanczos_screen
 from ._scan import judge, scan_stack
 from ._stack import as_stack, check_names, symmetrize
 
-__all__ = ["Checked", "checked_stack"]
+__all__ = ["Checked", "checked_stack", "with_precision_hint"]
 
 
 @dataclass
@@ -78,6 +78,18 @@ def checked_stack(kernels: Any, names, psd: bool, symmetric: bool, psd_tol: floa
     return checked
 
 
+def with_precision_hint(error: NotPSDError, precision: str | None,
+                        clip_with: str = "a larger psd_tol (e.g. psd_tol=1e-6)") -> NotPSDError:
+    """``error`` with what to do when the kernels came in ``precision`` (``"float32"``,
+    ``"float16"``; None: ``error`` as it is): checked in float64, their rounding is not noise (a
+    PSD kernel of low rank rounded to float32 shows eigenvalues of about -1e-8 of its largest)."""
+    if precision is None:
+        return error
+    return NotPSDError(f"{error} The kernels were given as {precision}: mklopt checks them in float64, "
+                       f"where that rounding is not noise; pass float64 kernels, or clip the rounding with "
+                       f"{clip_with}.")
+
+
 def _clear_or_clip(checked: Checked, given, names: list[str], scale: np.ndarray, psd_tol: float,
                    psd_check: str, screened: dict) -> None:
     """The PSD test of every kernel of ``checked``; small negative eigenvalues clipped in a copy
@@ -85,12 +97,7 @@ def _clear_or_clip(checked: Checked, given, names: list[str], scale: np.ndarray,
     try:
         to_clip = check_psd(checked.stack, names, scale, psd_tol, psd_check, screened)
     except NotPSDError as exc:
-        if given.low_precision is None:
-            raise
-        raise NotPSDError(
-            f"{exc} The kernels were given as {given.low_precision}: mklopt checks them "
-            "in float64, where that rounding is not noise; pass float64 kernels, or clip "
-            "the rounding with a larger psd_tol (e.g. psd_tol=1e-6).") from None
+        raise with_precision_hint(exc, given.low_precision) from None
     if to_clip:
         checked.sketch = checked.largest = None
         checked.stack = checked.stack if given.owned else checked.stack.copy()
