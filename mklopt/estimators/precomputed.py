@@ -17,7 +17,7 @@ import numpy as np
 
 from .._compiled.layout import frozen
 from ..exceptions import InvalidInputError
-from ..kernels._stack import dense_stack
+from ..kernels._stack import dense_stack, low_precision_name
 
 __all__ = ["PRECOMPUTED", "dense_kernel_set", "training_stack", "prediction_array", "prediction_stack",
            "check_normalization", "low_precision", "ESTIMATOR_CLIP"]
@@ -54,8 +54,7 @@ def low_precision(X: Any) -> str | None:
     """The float dtype of precomputed kernels given less precise than float64 (``"float32"``,
     ``"float16"``; an array or a list of arrays), else None."""
     first = X[0] if isinstance(X, (list, tuple)) and X else X
-    dtype = getattr(first, "dtype", None)
-    return str(dtype) if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8 else None
+    return low_precision_name(getattr(first, "dtype", None))
 
 
 #: How an estimator's caller clips the rounding of low-precision precomputed kernels.

@@ -22,7 +22,7 @@ from ._blas import single_blas_thread
 from .._compiled.symmetric import symmetrize_tiles
 
 __all__ = ["as_stack", "dense_stack", "OwnedStack", "symmetrize", "symmetrize_matrix", "check_names", "check_points", "StackInput",
-           "map_kernels", "sketch_vectors", "sketch_of", "SKETCH_COLUMNS", "read_only"]
+           "map_kernels", "sketch_vectors", "sketch_of", "SKETCH_COLUMNS", "read_only", "low_precision_name"]
 
 #: Columns of the fixed random matrix W of a kernel's fingerprint sketch W^T K W.
 SKETCH_COLUMNS = 3
@@ -92,6 +92,11 @@ class OwnedStack:
         self.visits = visits
 
 
+def low_precision_name(dtype) -> str | None:
+    """The name of a float dtype less precise than float64 (``"float32"``, ``"float16"``), else None."""
+    return str(dtype) if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8 else None
+
+
 def as_stack(kernels: Any) -> StackInput:
     """Convert ``kernels`` to an (M, n, n) float64 stack, copying only when needed.
 
@@ -106,7 +111,7 @@ def as_stack(kernels: Any) -> StackInput:
     if arr.ndim == 2:
         arr = arr[None]
     _check_shape(arr)
-    low = str(arr.dtype) if arr.dtype.kind == "f" and arr.dtype.itemsize < 8 else None
+    low = low_precision_name(arr.dtype)
     if arr.dtype != np.float64 or not arr.flags.c_contiguous:
         arr, owned = np.ascontiguousarray(arr, dtype=np.float64), True
     return StackInput(arr, owned, low)
