@@ -170,12 +170,14 @@ def _polish(data: MKLData, cert, reg, name: str, tol: float):
     capable = bk.capable_backends(svm_form.cone) or [None]
     backend = min(capable, key=lambda b: bk.accuracy(b, svm_form.cone) if b else 1.0)
     svm_name, solver = bk.select_backend(backend, svm_form.cone, "svm")
-    model = svm_form.build(data, weights=cert.weights, combined=True)
-    try:
-        _run_backend(model.problem, svm_name, solver, tol, "svm", data.n)
-        _, alpha, _ = model.extract()
-    except SolverError:
-        alpha = None
+    alpha = None
+    if np.all(cert.weights >= 0):  # signed weights (a spectrahedron's): the SVM form takes none
+        model = svm_form.build(data, weights=cert.weights, combined=True)
+        try:
+            _run_backend(model.problem, svm_name, solver, tol, "svm", data.n)
+            _, alpha, _ = model.extract()
+        except SolverError:
+            alpha = None
     if alpha is None or not np.all(np.isfinite(alpha)):
         alpha = cert.alpha
     candidates = [cert, certificate(data.kernels, data.y, cert.weights, alpha, data.C, reg, data.loss)]

@@ -158,3 +158,28 @@ def test_feasibility_is_measured_on_signed_weights_without_rounding_noise():
     assert 0.0 < relative_violation(pair, signed) <= 0.1 + 1e-9  # the distance 0.1, not the entry -0.2
     inside = theta.project(boundary)
     np.testing.assert_allclose(inside, boundary, atol=1e-12)
+
+
+
+def test_the_sdp_keeps_clarabels_own_kkt_solver(monkeypatch):
+    """Clarabel's QDLDL is for small problems without semidefinite cones: the SDP keeps Clarabel's
+    default (faster there from 30 points)."""
+    from mklopt import backends
+
+    K, y = kernels(20, seed=5)
+    asked = []
+    real = backends.solver_options
+    monkeypatch.setattr(backends, "solver_options", lambda *a: asked.append(real(*a)) or asked[-1])
+    result = mklopt.solve(K, y, "lanckriet_sdp", C=1.0, backend="CLARABEL")
+    assert result.certificate.certified(1e-4)
+    assert asked and "direct_solve_method" not in asked[0]
+
+
+@pytest.mark.parametrize("formulation", ["lp_primal", "lp_dual", "qcqp_l1"])
+def test_kernel_weight_forms_refuse_signed_weights_and_name_the_sdp(formulation):
+    """lp_primal divides by each weight (CVXPY's quad_over_lin keeps it positive): over a spectrahedron it
+    solved the nonnegative part only, and its polish's SVM refused the signed answer with an
+    InvalidInputError about "fixed kernel weights"; lp_dual pointed to lp_primal."""
+    K, y = kernels(20, seed=5)
+    with pytest.raises(FormulationError, match="lanckriet_sdp"):
+        mklopt.solve(K, y, formulation, C=1.0, regularizer=Spectrahedron(K))

@@ -103,6 +103,16 @@ class Formulation:
                 f"'{loss.name}'; use 'lp_primal', 'lp_dual', 'qcqp_l1' or 'svm' (any loss).")
 
 
+def refuse_signed(data: MKLData, name: str) -> None:
+    """A :class:`~mklopt.exceptions.FormulationError` for a weight set with signed weights (the
+    spectrahedron): the kernel-weight forms divide by :math:`\mu_m` or take its multipliers,
+    which are nonnegative, so they would solve over its nonnegative part only."""
+    if getattr(data.regularizer, "signed", False):
+        raise FormulationError(
+            f"{name} takes nonnegative kernel weights, but {data.regularizer!r} allows signed ones (a PSD "
+            "combination); use formulation='lanckriet_sdp', or driver='cutting_plane'.")
+
+
 def dual_part(data: MKLData) -> DualPart:
     """The loss's dual variable, coefficients :math:`c(\\alpha)`, gain and dual constraints."""
     return data.loss.dual_part(data.y, data.C)

@@ -21,10 +21,11 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import FormulationError
-from ._base import Formulation, MKLData, Model, dual_part, dual_values, quad_terms
+from ._base import Formulation, MKLData, Model, refuse_signed, dual_part, dual_values, quad_terms
 
 
 def build(data: MKLData) -> Model:
+    refuse_signed(data, "lp_dual")
     reg = data.regularizer
     if not reg.has_support_expr:
         raise FormulationError(

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import cvxpy as cp
 
-from ._base import Formulation, MKLData, Model, primal_blocks, primal_part
+from ._base import Formulation, MKLData, Model, refuse_signed, primal_blocks, primal_part
 
 
 def build(data: MKLData) -> Model:
+    refuse_signed(data, "lp_primal")
     blocks, outputs = primal_blocks(data)
     fit = primal_part(data, outputs)
     mu = cp.Variable(data.M, name="weights")

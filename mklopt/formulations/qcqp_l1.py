@@ -19,7 +19,7 @@ import numpy as np
 
 from ..exceptions import FormulationError
 from ..regularizers import LpBall, WeightedL1
-from ._base import Formulation, MKLData, Model, dual_part, dual_values, quad_terms
+from ._base import Formulation, MKLData, Model, dual_part, dual_values, quad_terms, refuse_signed
 
 
 def _scales(data: MKLData) -> np.ndarray:
@@ -34,6 +34,7 @@ def _scales(data: MKLData) -> np.ndarray:
 
 
 def build(data: MKLData) -> Model:
+    refuse_signed(data, "qcqp_l1")
     v = _scales(data)
     dual = dual_part(data)
     t = cp.Variable(name="t")
