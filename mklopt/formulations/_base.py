@@ -105,7 +105,7 @@ class Formulation:
 
 def refuse_signed(data: MKLData, name: str) -> None:
     """A :class:`~mklopt.exceptions.FormulationError` for a weight set with signed weights (the
-    spectrahedron): the kernel-weight forms divide by :math:`\mu_m` or take its multipliers,
+    spectrahedron): the kernel-weight forms divide by :math:`\\mu_m` or take its multipliers,
     which are nonnegative, so they would solve over its nonnegative part only."""
     if getattr(data.regularizer, "signed", False):
         raise FormulationError(
