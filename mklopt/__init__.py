@@ -19,25 +19,22 @@ import sys as _sys
 import warnings as _warnings
 
 from ._version import __version__
-from .api import fit, solve
-from .backends import available_backends
-from .certificates import certify
-from .model_selection import path
-from .estimators import MKLClassifier, MKLOneClass, MKLRegressor, VKRClassifier
-from .exceptions import (BackendError, InvalidInputError, KernelError, MKLError, NotPSDError,
-                         SolverError)
-from .kernels import KernelSet, ViewKernel, kernel_stack, views
-from .losses import Loss
-from .regularizers import (L1, BlockNorm, ConstraintSet, ElasticNet, Fixed, GroupSimplex, LpBall,
-                           NonIsotropic, Regularizer, Spectrahedron, VKRPenalty, WeightedL1,
-                           block_from_weight_norm, weight_from_block_norm)
-from .certificates import Certificate
-from .results import MKLResult
-from .weight_methods import learn_weights
-from .compiling import compile
-from .compiling import install as _watch_compilation
 
-_watch_compilation()  # one log line when a fit waits for numba to compile mklopt's core
+#: The public names and the subpackage each comes from, imported on first use (PEP 562): ``import
+#: mklopt`` and ``mklopt --help`` take a fraction of a second, not the seconds CVXPY, SciPy and
+#: scikit-learn take to import; the first fit pays them, as it would anyway.
+PUBLIC = {
+    **dict.fromkeys(["fit", "solve"], "api"), "available_backends": "backends",
+    **dict.fromkeys(["certify", "Certificate"], "certificates"), "path": "model_selection",
+    **dict.fromkeys(["MKLClassifier", "MKLOneClass", "MKLRegressor", "VKRClassifier"], "estimators"),
+    **dict.fromkeys(["BackendError", "InvalidInputError", "KernelError", "MKLError", "NotPSDError",
+                     "SolverError"], "exceptions"),
+    **dict.fromkeys(["KernelSet", "ViewKernel", "kernel_stack", "views"], "kernels"), "Loss": "losses",
+    **dict.fromkeys(["L1", "BlockNorm", "ConstraintSet", "ElasticNet", "Fixed", "GroupSimplex", "LpBall",
+                     "NonIsotropic", "Regularizer", "Spectrahedron", "VKRPenalty", "WeightedL1",
+                     "block_from_weight_norm", "weight_from_block_norm"], "regularizers"),
+    "MKLResult": "results", "learn_weights": "weight_methods", "compile": "compiling",
+}
 
 #: Modules that moved into the subpackages ``certificates``, ``results`` and
 #: ``model_selection`` in 0.2.0: the old names still import, with a DeprecationWarning.
@@ -70,9 +67,19 @@ if not any(isinstance(finder, _MovedModules) for finder in _sys.meta_path):
 
 
 def __getattr__(name: str):
+    if name in PUBLIC:
+        value = getattr(_importlib.import_module(f"mklopt.{PUBLIC[name]}"), name)
+        globals()[name] = value  # found here from now on, without this function
+        return value
     if f"mklopt.{name}" in MOVED:  # ``mklopt.result.X`` without importing it first
         return _importlib.import_module(f"mklopt.{name}")
+    if not name.startswith("_") and _util.find_spec(f"mklopt.{name}") is not None:  # ``mklopt.kernels.X``
+        return _importlib.import_module(f"mklopt.{name}")
     raise AttributeError(f"module 'mklopt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [

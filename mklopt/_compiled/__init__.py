@@ -13,7 +13,11 @@ default fit calls are compiled when the package is installed (:mod:`~mklopt._com
 
 from __future__ import annotations
 
+from .watch import install
+
 __all__ = ["ENTRY_POINTS"]
+
+install()  # before any compiled module loads: a fit that waits for numba says so, once
 
 #: ``module: {function: arguments}`` of the compiled functions called from Python. Arrays
 #: are float64 unless marked ``int64``/``int8``/``bool``; ``oracle``, ``cache``, ``table``

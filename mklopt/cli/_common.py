@@ -24,12 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..losses import LOSSES
 from ..exceptions import InvalidInputError
-from ._parsing import (block_norm, nonnegative_int, parse_kernel_spec, parse_number,
+from ._parsing import (RegistryChoices, block_norm, nonnegative_int, parse_kernel_spec, parse_number,
                        positive_float, weight_norm)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _losses() -> dict:
+    """The losses ``--loss`` names (imported when asked: the losses import CVXPY)."""
+    from ..losses import LOSSES
+
+    return LOSSES
+
 #: ``verify``: certified, but only the convex subproblem a non-convex method (DCA) solved last.
 EXIT_LOCAL = 3
 #: An internal error (a bug: please report it), never confused with a verdict (sysexits' EX_SOFTWARE).
@@ -79,8 +86,8 @@ def add_instance_args(sub: argparse.ArgumentParser, *, from_file: bool = False) 
                      help="tail-sum cutoff, an integer >= 0 (default 2)")
     sub.add_argument("--C", type=positive_float, default=None if from_file else 1.0,
                      help=f"soft-margin constant > 0 (default {default})")
-    sub.add_argument("--loss", choices=sorted(LOSSES), default=None,
-                     help="loss (default hinge" + (", or as saved" if from_file else "") + "): "
+    sub.add_argument("--loss", choices=RegistryChoices(_losses), default=None, metavar="LOSS",
+                     help="one of %(choices)s (default hinge" + (", or as saved" if from_file else "") + "): "
                      "epsilon_insensitive/squared_error take real targets y, one_class needs no y, "
                      "ovr_hinge takes several classes")
     sub.add_argument("--epsilon", type=parse_number, default=None,

@@ -10,9 +10,25 @@ from __future__ import annotations
 import argparse
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
+
+
+class RegistryChoices:
+    """An argparse ``choices=`` read from a registry when a value is checked or the help
+    lists them (``%(choices)s``; give a ``metavar``, which argparse would otherwise make of
+    the choices when the parser is built), so that ``mklopt --help`` and the commands that
+    do not take the option import none of what the registry's module does (the losses: CVXPY)."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load = load
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._load()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._load()))
 
 
 # --------------------------------------------------------------- argument types

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..results.result_io import atomic_write
 from ._common import EXIT_OK, check_out, fmt_weights, table
 
 DEMO_HELP = """\
@@ -173,6 +172,7 @@ def _demo_figure(results: dict, out: str) -> None:
     import matplotlib.pyplot as plt
 
     from ..plotting import plot_convergence
+    from ..results.result_io import atomic_write
 
     fig, _ = plot_convergence(results, tol=1e-4)
     try:

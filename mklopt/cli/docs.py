@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-from .._docs import build_site
 from ..exceptions import InvalidInputError
 from ._common import EXIT_FAIL, EXIT_OK, one_line
 
@@ -39,6 +38,8 @@ def add_parser(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the site into ``args.out``; print ``index.html``'s path on success."""
+    from .._docs import build_site  # Sphinx and its extensions: only for this command
+
     out = _writable_folder(args.out.resolve())
     start = time.perf_counter()
     code = build_site(out, quick=args.quick)

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..results.result_io import is_saved_result
 from ._common import (CORRUPT_FILE_ERRORS, EXIT_FAIL, EXIT_LOCAL, EXIT_OK, add_instance_args,
                       load_instance, load_npz, loss_options, norm_options, one_line, open_npz)
 from ._parsing import tolerance
@@ -72,6 +71,7 @@ def load_candidate(path: str) -> Any:
         One line naming the file and what is wrong with it.
     """
     from ..results.result import MKLResult
+    from ..results.result_io import is_saved_result
 
     if path.lower().endswith(".json"):
         data = _load_json(path)

@@ -6,6 +6,7 @@ fit waits more than two seconds for the compiler; what was compiled, for the rep
 """
 
 from .warmup import CompileReport, compile
-from .watch import install, watching
+from .._compiled import watch
+from .._compiled.watch import install, watching
 
 __all__ = ["compile", "CompileReport", "install", "watching"]

@@ -1,7 +1,7 @@
 """``mklopt.compile()``: compile mklopt's core for this machine ahead of the first fit.
 
 numba compiles the interleaved core on its first use and caches it on disk
-(:mod:`mklopt.compiling.watch`). ``compile()`` makes small fits that reach every compiled
+(:mod:`mklopt._compiled.watch`). ``compile()`` makes small fits that reach every compiled
 path a fit can take — kernels dense, as low-rank factors and on the fly, each with and
 without the threads' splits of large problems; the hinge,
 ε-insensitive, one-class and one-vs-rest losses of the SMO core; the PSD tests of small
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .watch import WATCH, watching
+from .._compiled.watch import WATCH, watching
 
 __all__ = ["compile", "CompileReport", "WARMUPS"]
 
