@@ -245,6 +245,8 @@ def test_an_outer_loop_on_a_worker_thread_limits_the_other_blas_libraries_too(tm
         import mklopt
         from mklopt.kernels._blas import _other_blas
 
+        mklopt.fit, mklopt.KernelSet  # load what a fit loads (CVXPY's solvers bring their own BLAS)
+
         def counts():
             return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info()
                     if lib["user_api"] == "blas"}
