@@ -30,13 +30,6 @@ from ._parsing import (RegistryChoices, block_norm, nonnegative_int, parse_kerne
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
-
-def _losses() -> dict:
-    """The losses ``--loss`` names (imported when asked: the losses import CVXPY)."""
-    from ..losses import LOSSES
-
-    return LOSSES
-
 #: ``verify``: certified, but only the convex subproblem a non-convex method (DCA) solved last.
 EXIT_LOCAL = 3
 #: An internal error (a bug: please report it), never confused with a verdict (sysexits' EX_SOFTWARE).
@@ -45,6 +38,14 @@ EXIT_INTERNAL = 70
 #: Exceptions that mean "this file is not what it should be" when reading an ``.npz``.
 CORRUPT_FILE_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error,
                        pickle.UnpicklingError)
+
+
+def _losses() -> dict:
+    """The losses ``--loss`` names (imported when asked: the losses import CVXPY)."""
+    from ..losses import LOSSES
+
+    return LOSSES
+
 
 EXIT_STATUS_HELP = """\
 exit status:
