@@ -56,7 +56,10 @@ def _fit_in_child(queue) -> None:
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
-def test_a_forked_child_builds_kernels_on_threads_of_its_own():
+def test_a_forked_child_builds_kernels_on_threads_of_its_own(monkeypatch):
+    from mklopt.kernels import _stack
+
+    monkeypatch.setattr(_stack, "SMALL_BUILD_ENTRIES", 0)  # these small builds on the pools, the child's too
     X = np.random.default_rng(0).standard_normal((80, 3))
     mklopt.MKLClassifier(kernels=["linear", ("rbf", {"gamma": 0.5})]).fit(X, np.argmax(X, axis=1))  # pools started
     context = multiprocessing.get_context("fork")

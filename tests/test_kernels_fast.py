@@ -17,6 +17,7 @@ from mklopt.kernels import quadratic_terms
 from mklopt.kernels._psd import lanczos_extremes, lanczos_screen
 from mklopt.kernels._rows import squared_distances
 from mklopt.kernels._scan import max_asymmetry, scan_stack
+from mklopt.kernels import _stack
 from mklopt.kernels._stack import OwnedStack, sketch_vectors, symmetrize_matrix
 from mklopt._compiled.products import SPARSE_WEIGHTS, combine
 
@@ -181,6 +182,7 @@ def test_a_build_runs_its_blas_product_by_row_blocks_each_on_one_blas_thread(mon
     from mklopt.kernels import _rows
 
     monkeypatch.setattr(os, "cpu_count", lambda: 4)  # more cores than kernels
+    monkeypatch.setattr(_stack, "SMALL_BUILD_ENTRIES", 0)  # a build that takes the threads
     calls, map_kernels = [], _rows.map_kernels
 
     def spied(work, M):
@@ -208,7 +210,11 @@ OFFSET_SPECS = ["linear", ("poly", {"degree": 2, "gamma": 0.05, "coef0": 1.0}),
 
 @pytest.mark.parametrize("n", [120, 400])  # the compiled scan of small kernels, the per-kernel one
 @pytest.mark.parametrize("normalization", [None, "trace", "multiplicative"])
-def test_kernels_checked_on_their_threads_are_the_validated_then_normalized_set(n, normalization):
+@pytest.mark.parametrize("threads", [False, True])  # small builds on the calling thread, or the pool's
+def test_kernels_checked_on_their_threads_are_the_validated_then_normalized_set(n, normalization, threads,
+                                                                                monkeypatch):
+    if threads:
+        monkeypatch.setattr(_stack, "SMALL_BUILD_ENTRIES", 0)
     X, _ = load_digits(return_X_y=True)
     X = X[:n] / 16.0 + 3.0
     built = mklopt.KernelSet.from_data(X, OFFSET_SPECS, normalization=normalization)
@@ -222,6 +228,31 @@ def test_kernels_checked_on_their_threads_are_the_validated_then_normalized_set(
     assert np.array_equal(built.scales, after.scales)
     np.testing.assert_allclose(built.sketch(), after.sketch(), rtol=1e-13)
     assert built.validated_by == after.validated_by == "construction"
+
+
+def test_a_small_build_runs_on_the_calling_thread_and_builds_what_the_threads_build(monkeypatch, all_cores):
+    """Below SMALL_BUILD_ENTRIES a build hands nothing to the kept threads (handing off costs
+    more than it saves there); the stack is the threads' one up to the rounding of the Gram
+    matrices' row blocks (OpenBLAS picks its kernels by shape)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    tasks, real = [], _stack.on_kept_threads
+
+    def spied(name, work, items, threads):
+        tasks.append(name)
+        return real(name, work, items, threads)
+
+    monkeypatch.setattr(_stack, "on_kept_threads", spied)
+    X, _ = load_digits(return_X_y=True)
+    X = X[:200] / 16.0 + 3.0
+    assert len(OFFSET_SPECS) * X.shape[0] ** 2 < _stack.SMALL_BUILD_ENTRIES
+    small = mklopt.KernelSet.from_data(X, OFFSET_SPECS)
+    assert tasks == []
+    monkeypatch.setattr(_stack, "SMALL_BUILD_ENTRIES", 0)
+    threaded = mklopt.KernelSet.from_data(X, OFFSET_SPECS)
+    assert tasks and set(tasks) == {"kernels"}
+    np.testing.assert_allclose(small.K, threaded.K, rtol=1e-13, atol=1e-15)
+    assert all(np.array_equal(K, K.T) for K in small.K)
+    np.testing.assert_allclose(small.sketch(), threaded.sketch(), rtol=1e-12)
 
 
 def test_kernels_checked_on_their_threads_fail_as_the_validated_ones():

@@ -176,7 +176,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     """:func:`kernel_stack` and ``[finish(m, K_m, extremes_m) for each m]``, each call made on kernel
     m's thread right after it was built, while it is in cache (None without ``finish``);
     ``extremes_m`` is K_m's (largest, smallest) entry where the build kept them, else None."""
-    from ._stack import cores, map_kernels
+    from ._stack import on_one_thread_if_small
 
     X = real_array(X, "X", KernelError)  # features: complex ones refused, not cast
     Y = X if Y is None else real_array(Y, "Y", KernelError)
@@ -197,6 +197,15 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
     out = np.empty((len(specs), X.shape[0], Y.shape[0]))
     if out.size == 0 and finish is None:  # no columns: a model without support vectors (every target within ε)
         return out, [None] * len(specs)
+    with on_one_thread_if_small(out.size):
+        return out, _filled(out, X, Y, specs, parsed, finish)
+
+
+def _filled(out: np.ndarray, X: np.ndarray, Y: np.ndarray, specs: list, parsed: list,
+            finish: Callable[[int, np.ndarray, tuple | None], Any] | None) -> list:
+    """Fill ``out`` with the kernels of :func:`build_stack` (checked features); the ``finish`` calls' values."""
+    from ._stack import cores, map_kernels
+
     same = Y is X
     Xc, Yc = centred(X, None if same else Y)
     Yc = Xc if same else Yc  # the same object: scikit-learn then zeroes the diagonal exactly
@@ -243,7 +252,7 @@ def build_stack(X: np.ndarray, specs: Sequence[KernelSpec], Y: np.ndarray | None
         kept = None if np.isnan(extremes[m]).all() else (float(extremes[m, 0]), float(extremes[m, 1]))
         return finish(m, out[m], kept)
 
-    return out, map_kernels(build, len(specs))
+    return map_kernels(build, len(specs))
 
 
 def _check_params(metric: Any, params: dict) -> None:
