@@ -37,14 +37,16 @@ PUBLIC = {
 }
 
 #: Modules that moved into the subpackages ``certificates``, ``results`` and
-#: ``model_selection`` in 0.2.0: the old names still import, with a DeprecationWarning.
+#: ``model_selection`` in 0.2.0 (and the compile watch into the compiled core's package, so that
+#: it is installed before any compiled module loads): the old names still import, with a
+#: DeprecationWarning.
 MOVED = {f"mklopt.{old}": f"mklopt.{new}" for old, new in {
     "bounds": "certificates.bounds", "feasibility": "certificates.feasibility",
     "recertify": "certificates.recertify", "krr_certificate": "certificates.krr",
     "vkr_certificate": "certificates.vkr", "result": "results.result",
     "result_io": "results.result_io", "polish": "results.polish", "sweep": "model_selection.search",
     "sweep_run": "model_selection.sweep_run", "sweep_log": "model_selection.sweep_log",
-    "sweep_tasks": "model_selection.sweep_tasks"}.items()}
+    "sweep_tasks": "model_selection.sweep_tasks", "compiling.watch": "_compiled.watch"}.items()}
 
 
 class _MovedModules(_abc.MetaPathFinder, _abc.Loader):

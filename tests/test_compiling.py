@@ -12,7 +12,7 @@ import pytest
 
 import mklopt
 from mklopt.cli import main
-from mklopt.compiling import watch
+from mklopt._compiled import watch
 
 
 def _slow_to_compile():
