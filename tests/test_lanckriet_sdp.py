@@ -160,7 +160,6 @@ def test_feasibility_is_measured_on_signed_weights_without_rounding_noise():
     np.testing.assert_allclose(inside, boundary, atol=1e-12)
 
 
-
 def test_the_sdp_keeps_clarabels_own_kkt_solver(monkeypatch):
     """Clarabel's QDLDL is for small problems without semidefinite cones: the SDP keeps Clarabel's
     default (faster there from 30 points)."""
